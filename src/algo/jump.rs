@@ -1,0 +1,191 @@
+//! Jump consistent hash (Lamping & Veach 2014), paper-exact.
+//!
+//! No memory, O(ln N) per key, perfect balance in expectation, and the minimum movement when
+//! buckets are **appended or removed at the end**. It cannot remove an arbitrary node: a
+//! failure in the middle needs [`Failover`](crate::failover::Failover) (or an arbitrary-removal
+//! algorithm), and weights are not supported.
+
+use std::ops::ControlFlow;
+
+use crate::algo::{mix64, Visited};
+use crate::error::{Error, Result};
+use crate::hash::{Hasher, KeyHasher};
+use crate::node::{NodeId, NodeSet};
+use crate::router::Router;
+
+/// The bucket in `0..buckets` for `key`, exactly as the paper's reference code.
+///
+/// O(ln buckets) iterations of one multiply and one float division; no memory.
+///
+/// # Panics
+/// If `buckets == 0` (see [`try_bucket`] for the checked version).
+#[inline]
+pub fn bucket(key: u64, buckets: u32) -> u32 {
+    assert!(buckets > 0, "jump::bucket: buckets must be at least 1");
+    bucket_unchecked_nonzero(key, buckets)
+}
+
+/// Like [`bucket`], but returns [`Error::ZeroBuckets`] instead of panicking.
+///
+/// # Errors
+/// [`Error::ZeroBuckets`] when `buckets == 0`.
+#[inline]
+pub fn try_bucket(key: u64, buckets: u32) -> Result<u32> {
+    if buckets == 0 {
+        Err(Error::ZeroBuckets)
+    } else {
+        Ok(bucket_unchecked_nonzero(key, buckets))
+    }
+}
+
+/// The scalar reference loop. `buckets >= 1` (checked by callers, not unsafe to violate: it
+/// then returns `u32::MAX` as the paper's `-1`).
+#[inline]
+pub(crate) fn bucket_unchecked_nonzero(mut key: u64, buckets: u32) -> u32 {
+    let mut b: i64 = -1;
+    let mut j: i64 = 0;
+    while j < i64::from(buckets) {
+        b = j;
+        key = key.wrapping_mul(2862933555777941757).wrapping_add(1);
+        j = ((b + 1) as f64 * ((1u64 << 31) as f64 / ((key >> 33) + 1) as f64)) as i64;
+    }
+    b as u32
+}
+
+/// Jump hash over named nodes: hash the key bytes with the configured hasher, then jump.
+///
+/// Node `i` of the set is bucket `i`, so append nodes at the end (and remove from the end) to
+/// move the minimum. Weights must all be 1.
+#[derive(Clone, Debug)]
+pub struct Jump {
+    nodes: NodeSet,
+    hasher: Hasher,
+}
+
+impl Jump {
+    /// A jump router over `nodes` (bucket `i` = node `i`).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] if any weight differs from 1 (jump has no weights).
+    pub fn new(nodes: NodeSet, hasher: Hasher) -> Result<Jump> {
+        if !nodes.all_unit_weight() {
+            return Err(Error::Unsupported { algorithm: "jump", operation: "weighted nodes" });
+        }
+        Ok(Jump { nodes, hasher })
+    }
+
+    /// A jump router over weight-1 nodes named `names`, hashing with the default xxh3.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`].
+    pub fn from_names<I>(names: I) -> Result<Jump>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Jump::new(NodeSet::from_names(names)?, Hasher::default())
+    }
+
+    /// The hasher in use.
+    pub fn hasher(&self) -> Hasher {
+        self.hasher
+    }
+
+    /// The bucket (node index) for a pre-computed hash.
+    #[inline]
+    pub fn bucket(&self, hash: u64) -> u32 {
+        bucket_unchecked_nonzero(hash, self.nodes.len() as u32)
+    }
+}
+
+impl Router for Jump {
+    fn algorithm(&self) -> &'static str {
+        "jump"
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        NodeId::from_index(self.bucket(self.hasher.hash(key)))
+    }
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        Ok(NodeId::from_index(self.bucket(hash)))
+    }
+    /// Preference list: `bucket(h)`, then `bucket(mix64(h + i))` for i = 1, 2, … skipping
+    /// buckets already produced; after `4 N` probes the nodes not yet produced follow in index
+    /// order. Frozen: it decides where failover sends a down node's keys.
+    fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
+        preference_from_hash(self.hasher.hash(key), self.nodes.len() as u32, visit);
+        Ok(())
+    }
+    fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Jump>() - std::mem::size_of::<NodeSet>() + self.nodes.memory_bytes()
+    }
+}
+
+fn preference_from_hash(hash: u64, n: u32, visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
+    let mut seen = Visited::new(n as usize);
+    let mut produced = 0u32;
+    let mut emit = |b: u32, produced: &mut u32| -> ControlFlow<()> {
+        let id = NodeId::from_index(b);
+        if seen.insert(id) {
+            *produced += 1;
+            visit(id)?;
+        }
+        ControlFlow::Continue(())
+    };
+    if emit(bucket_unchecked_nonzero(hash, n), &mut produced).is_break() {
+        return;
+    }
+    let mut i = 1u64;
+    while produced < n && i <= 4 * u64::from(n) {
+        if emit(bucket_unchecked_nonzero(mix64(hash.wrapping_add(i)), n), &mut produced).is_break() {
+            return;
+        }
+        i += 1;
+    }
+    for b in 0..n {
+        if produced == n || emit(b, &mut produced).is_break() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_values() {
+        // From the reference implementation (dgryski/go-jump's table).
+        assert_eq!(bucket(0, 1), 0);
+        assert_eq!(bucket(1, 1), 0);
+        assert_eq!(try_bucket(42, 0), Err(Error::ZeroBuckets));
+        for key in [0u64, 1, 0xDEAD_BEEF, u64::MAX] {
+            assert!(bucket(key, 1000) < 1000);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "buckets must be at least 1")]
+    fn zero_buckets_panics() {
+        bucket(1, 0);
+    }
+
+    #[test]
+    fn preference_visits_all_nodes_once() {
+        for n in [1u32, 2, 3, 10, 200] {
+            for h in [0u64, 7, u64::MAX] {
+                let mut seen = Vec::new();
+                preference_from_hash(h, n, &mut |id| {
+                    seen.push(id.as_u32());
+                    ControlFlow::Continue(())
+                });
+                assert_eq!(seen[0], bucket(h, n));
+                seen.sort_unstable();
+                assert_eq!(seen, (0..n).collect::<Vec<_>>());
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! # hashroute
+//!
+//! Route keys to nodes with consistent hashing: the kernel on the hot path of cache clients,
+//! proxies and sharded stores.
+//!
+//! ```
+//! use hashroute::{NodeId, Ring, Router};
+//! let names: Vec<String> = (0..1000).map(|i| format!("node-{i}")).collect();
+//! let ring = Ring::builder().vnodes(160).nodes(names.iter()).build().unwrap();
+//! let id: NodeId = ring.route(b"user:42");
+//! let _name: &str = ring.node_name(id);
+//! let keys: Vec<&[u8]> = ["a", "b", "c"].iter().map(|k| k.as_bytes()).collect();
+//! let mut out = vec![NodeId::default(); keys.len()];
+//! ring.route_batch(&keys, &mut out);
+//! assert_eq!(out[0], ring.route(b"a"));
+//! let bucket: u32 = hashroute::jump::bucket(0xDEAD_BEEF, 1000);
+//! assert!(bucket < 1000);
+//! ```
+//!
+//! ## Which algorithm
+//!
+//! | algorithm | memory | per key | moves on resize | weights | remove any node | use when |
+//! |---|---|---|---|---|---|---|
+//! | [`Modulo`] | none | O(1) | almost all keys | no | yes | the node count never changes |
+//! | [`Ring`] | 12 B × V × N | O(log VN) | ≈ 1/N | yes | yes | the general default (V ≈ 100-200) |
+//! | [`Ketama`] | 12 B × 160 × N | O(log N) + MD5 | ≈ 1/N | yes | yes | talking to memcached clients |
+//! | [`Jump`] | none | O(log N) | 1/N, append/remove at the end only | no | no (see [`Failover`]) | numbered shards that only grow |
+//! | [`Rendezvous`] | 8 B × N | O(N) | 1/N | yes | yes | few nodes, weights, simplicity |
+//! | [`RedisSlots`] | 16384 slots | O(1) + CRC16 | the slots you move | via slot counts | yes | Redis Cluster |
+//!
+//! ## Concepts
+//!
+//! - A [`NodeSet`] validates names and weights once and maps names to dense [`NodeId`]s.
+//! - Every algorithm implements [`Router`]: [`route`](Router::route),
+//!   [`route_batch`](Router::route_batch), [`route_hash`](Router::route_hash) for a
+//!   pre-computed 64-bit hash, and [`replicas`](Router::replicas) from the router's preference
+//!   list.
+//! - Routers are immutable: a membership change returns a new router.
+//! - [`Failover`] marks nodes down without moving any other key.
+//! - Hashers ([`hash`]) are stable by contract: a key's route does not change across runs,
+//!   machines or versions. Golden files in `tests/golden/` freeze it.
+//!
+//! Bad input is an [`Error`], never a panic; only violated preconditions on arguments the
+//! programmer controls panic, as documented under `# Panics`.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod algo;
+pub mod error;
+pub mod failover;
+pub mod hash;
+pub mod node;
+pub mod router;
+
+pub use algo::jump;
+pub use algo::jump::Jump;
+pub use algo::modulo::Modulo;
+pub use algo::ring::{Ring, RingBuilder};
+pub use error::{Error, Result};
+pub use failover::Failover;
+pub use hash::{Hasher, KeyHasher};
+pub use node::{Node, NodeId, NodeSet};
+pub use router::{ParRouteBatch, Router};

@@ -1,0 +1,188 @@
+//! The [`Router`] trait: one interface for every algorithm.
+
+use std::ops::ControlFlow;
+
+use crate::error::{Error, Result};
+use crate::node::{NodeId, NodeSet};
+
+/// Maps keys to nodes.
+///
+/// Routers are immutable values: a membership change builds a new router (see each type's
+/// `with_node` / `without_node`), so a router can be shared between threads freely and swapped
+/// atomically behind a shared handle. The trait is object-safe: the benchmark sweep and the CLI
+/// hold `Box<dyn Router>`.
+///
+/// Required: [`route`](Router::route), [`nodes`](Router::nodes),
+/// [`algorithm`](Router::algorithm), [`memory_bytes`](Router::memory_bytes). The others have
+/// defaults that routers override when they can do better (a batched kernel, a 64-bit hash
+/// entry point, a preference list).
+pub trait Router: Send + Sync {
+    /// The algorithm's short name, as the CLI's `--algo` spells it (`ring`, `ketama`, `jump`, …).
+    fn algorithm(&self) -> &'static str;
+
+    /// The nodes this router routes to; [`NodeId`]s index into it.
+    fn nodes(&self) -> &NodeSet;
+
+    /// The node that owns `key`. Never fails: a router always has at least one node.
+    fn route(&self, key: &[u8]) -> NodeId;
+
+    /// Routes every key of `keys` into the same position of `out`. Equal to calling
+    /// [`route`](Router::route) on each key; routers override it with batched kernels that
+    /// overlap the memory latency of many lookups.
+    ///
+    /// # Panics
+    /// If `keys.len() != out.len()`.
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
+        for (key, slot) in keys.iter().zip(out.iter_mut()) {
+            *slot = self.route(key);
+        }
+    }
+
+    /// Routes a pre-computed 64-bit key hash, skipping the router's hasher: `route(key) ==
+    /// route_hash(hasher.hash(key))` for routers that hash keys to 64 bits.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for routers whose key hash is not 64 bits (Ketama's MD5 `u32`,
+    /// Redis slots' CRC16).
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        let _ = hash;
+        Err(Error::Unsupported { algorithm: self.algorithm(), operation: "routing a 64-bit hash" })
+    }
+
+    /// Visits `key`'s preference list: distinct nodes, best first, until `visit` breaks or every
+    /// node has been visited. The first node visited is always [`route`](Router::route)`(key)`.
+    /// Replicas, failover and bounded loads are built on this one capability.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for routers without a preference list (Redis slots).
+    fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
+        let _ = (key, visit);
+        Err(Error::Unsupported { algorithm: self.algorithm(), operation: "preference lists" })
+    }
+
+    /// Heap and inline bytes this router holds, node set included.
+    fn memory_bytes(&self) -> usize;
+
+    /// The name of node `id`.
+    ///
+    /// # Panics
+    /// If `id` did not come from this router.
+    fn node_name(&self, id: NodeId) -> &str {
+        self.nodes().name(id)
+    }
+
+    /// Number of nodes.
+    fn node_count(&self) -> usize {
+        self.nodes().len()
+    }
+
+    /// `n` distinct nodes for `key`, in preference order (the first is `route(key)`).
+    /// Costs what `n` steps of the preference list cost, plus one small allocation.
+    ///
+    /// # Errors
+    /// [`Error::TooManyReplicas`] when `n` exceeds the node count; [`Error::Unsupported`] when the
+    /// router has no preference list.
+    fn replicas(&self, key: &[u8], n: usize) -> Result<Vec<NodeId>> {
+        let available = self.node_count();
+        if n > available {
+            return Err(Error::TooManyReplicas { requested: n, available });
+        }
+        let mut out = Vec::with_capacity(n);
+        if n == 0 {
+            return Ok(out);
+        }
+        self.preference(key, &mut |id| {
+            out.push(id);
+            if out.len() == n {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })?;
+        debug_assert_eq!(out.len(), n, "a preference list must visit every node");
+        Ok(out)
+    }
+}
+
+impl<R: Router + ?Sized> Router for Box<R> {
+    fn algorithm(&self) -> &'static str {
+        (**self).algorithm()
+    }
+    fn nodes(&self) -> &NodeSet {
+        (**self).nodes()
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        (**self).route(key)
+    }
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        (**self).route_batch(keys, out)
+    }
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        (**self).route_hash(hash)
+    }
+    fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
+        (**self).preference(key, visit)
+    }
+    fn memory_bytes(&self) -> usize {
+        (**self).memory_bytes()
+    }
+    fn replicas(&self, key: &[u8], n: usize) -> Result<Vec<NodeId>> {
+        (**self).replicas(key, n)
+    }
+}
+
+impl<R: Router + ?Sized> Router for std::sync::Arc<R> {
+    fn algorithm(&self) -> &'static str {
+        (**self).algorithm()
+    }
+    fn nodes(&self) -> &NodeSet {
+        (**self).nodes()
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        (**self).route(key)
+    }
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        (**self).route_batch(keys, out)
+    }
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        (**self).route_hash(hash)
+    }
+    fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
+        (**self).preference(key, visit)
+    }
+    fn memory_bytes(&self) -> usize {
+        (**self).memory_bytes()
+    }
+    fn replicas(&self, key: &[u8], n: usize) -> Result<Vec<NodeId>> {
+        (**self).replicas(key, n)
+    }
+}
+
+/// Rayon-parallel batch routing for any router.
+pub trait ParRouteBatch: Router {
+    /// Like [`Router::route_batch`], split across the current rayon pool in chunks large enough
+    /// that small batches stay on one thread (below [`PAR_MIN_CHUNK`] keys per thread it runs
+    /// single-threaded).
+    ///
+    /// # Panics
+    /// If `keys.len() != out.len()`.
+    fn par_route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        use rayon::prelude::*;
+        assert_eq!(keys.len(), out.len(), "par_route_batch: keys and out must have the same length");
+        let threads = rayon::current_num_threads().max(1);
+        if threads == 1 || keys.len() < 2 * PAR_MIN_CHUNK {
+            return self.route_batch(keys, out);
+        }
+        let chunk = keys.len().div_ceil(threads * 4).max(PAR_MIN_CHUNK);
+        keys.par_chunks(chunk).zip(out.par_chunks_mut(chunk)).for_each(|(k, o)| self.route_batch(k, o));
+    }
+}
+
+impl<R: Router + ?Sized> ParRouteBatch for R {}
+
+/// Fewest keys per rayon task in [`ParRouteBatch::par_route_batch`]: below this, thread
+/// hand-off costs more than the lookups it spreads.
+pub const PAR_MIN_CHUNK: usize = 16 * 1024;
