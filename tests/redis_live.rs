@@ -157,7 +157,8 @@ fn random_keys(count: usize, seed: u64) -> Vec<Vec<u8>> {
 /// Asks the server for every key's slot, pipelined `PIPELINE` commands per round trip.
 fn server_slots(server: &RedisServer, keys: &[Vec<u8>]) -> Vec<u16> {
     let client = redis::Client::open(server.url()).expect("client for a loopback url");
-    let mut con = client.get_connection().unwrap_or_else(|e| panic!("connect {}: {e}{}", server.url(), server.log_tail(5)));
+    let mut con =
+        client.get_connection().unwrap_or_else(|e| panic!("connect {}: {e}{}", server.url(), server.log_tail(5)));
     let mut out = Vec::with_capacity(keys.len());
     for chunk in keys.chunks(PIPELINE) {
         let mut pipe = redis::pipe();
@@ -207,7 +208,13 @@ fn cluster_keyslot_agrees_with_key_slot() {
         crate_bad.len()
     );
     assert_eq!(spec_bad, 0, "the test's own reference disagrees with the server: the harness mangles keys");
-    assert!(crate_bad.is_empty(), "{} of {} keys disagree, e.g.:\n{}", crate_bad.len(), keys.len(), crate_bad[..crate_bad.len().min(10)].join("\n"));
+    assert!(
+        crate_bad.is_empty(),
+        "{} of {} keys disagree, e.g.:\n{}",
+        crate_bad.len(),
+        keys.len(),
+        crate_bad[..crate_bad.len().min(10)].join("\n")
+    );
     assert!(distinct_slots > 7_000, "random keys should cover most slots, got {distinct_slots}");
 }
 

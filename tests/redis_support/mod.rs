@@ -23,7 +23,8 @@ pub fn find_binary() -> Result<PathBuf, String> {
         let p = PathBuf::from(p);
         return if p.is_file() { Ok(p) } else { Err(format!("${BINARY_ENV}={} is not a file", p.display())) };
     }
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    let mut dirs: Vec<PathBuf> =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
     dirs.extend(["/usr/bin", "/usr/sbin", "/usr/local/bin"].map(PathBuf::from));
     dirs.iter()
         .map(|d| d.join("redis-server"))
@@ -50,7 +51,8 @@ static DIR_COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 fn make_temp_dir() -> std::io::Result<PathBuf> {
     loop {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
         let n = DIR_COUNTER.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("hashroute-redis-{}-{n}-{nanos}", std::process::id()));
         match std::fs::create_dir(&dir) {
