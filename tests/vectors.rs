@@ -113,9 +113,11 @@ fn ketama_configs() -> Option<HashMap<String, NodeSet>> {
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut out = HashMap::new();
     for (name, servers) in json.as_object().unwrap() {
-        let nodes = servers.as_array().unwrap().iter().map(|s| {
-            Node::new(s["server"].as_str().unwrap()).with_weight(s["weight"].as_f64().unwrap())
-        });
+        let nodes = servers
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| Node::new(s["server"].as_str().unwrap()).with_weight(s["weight"].as_f64().unwrap()));
         out.insert(name.clone(), NodeSet::new(nodes).unwrap());
     }
     Some(out)

@@ -41,6 +41,10 @@ use crate::router::Router;
 ///
 /// For the libmemcached variants the node name is split at its last `:` into host and port; a
 /// name without a numeric port uses memcached's default 11211.
+///
+/// The `f32` arithmetic is the real one, quirks included: with 61 equal servers libketama gives
+/// each 39 digests (156 points), libmemcached already with 25. The real clients take integer
+/// weights; fractional weights are used as given (converted to `f32` where the C code converts).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum KetamaVariant {
     /// last.fm libketama, the reference (and what most other clients copy).
@@ -213,9 +217,7 @@ impl Ketama {
             counts.push(d);
         }
         let mut by_name: Vec<u32> = (0..n as u32).collect();
-        by_name.sort_unstable_by(|&a, &b| {
-            nodes.name(NodeId::from_index(a)).cmp(nodes.name(NodeId::from_index(b)))
-        });
+        by_name.sort_unstable_by(|&a, &b| nodes.name(NodeId::from_index(a)).cmp(nodes.name(NodeId::from_index(b))));
         let mut rank = vec![0u32; n];
         for (r, &id) in by_name.iter().enumerate() {
             rank[id as usize] = r as u32;
@@ -397,6 +399,13 @@ mod tests {
         assert_eq!(KetamaVariant::Libmemcached.digests(1.0, 3.0, 3), 40);
         assert_eq!(KetamaVariant::PythonHashRing.digests(3.0, 10.0, 4), 48);
         assert_eq!(eq3(KetamaVariant::PythonHashRing).points().len(), 360);
+        // The float32 arithmetic is reproduced, quirks included: 61 equal libketama servers get
+        // 39 digests each (pct * 40.0 * 61 rounds to 39.99999), libmemcached already at 25.
+        assert_eq!(v.digests(1.0, 61.0, 61), 39);
+        assert_eq!(v.digests(1.0, 60.0, 60), 40);
+        assert_eq!(KetamaVariant::Libmemcached.digests(1.0, 25.0, 25), 39);
+        assert_eq!(KetamaVariant::Libmemcached.digests(1.0, 24.0, 24), 40);
+        assert_eq!(KetamaVariant::Uhashring.digests(1.0, 61.0, 61), 40);
     }
 
     #[test]
@@ -432,7 +441,10 @@ mod tests {
         assert!(matches!(k.with_node(Node::new("127.0.0.1:11211")), Err(Error::DuplicateNode { .. })));
         let one = k.without_node("127.0.0.1:11211").unwrap().without_node("127.0.0.1:11212").unwrap();
         assert!(matches!(one.without_node("127.0.0.1:11213"), Err(Error::NoNodes)));
-        assert_eq!(k.route_hash(1), Err(Error::Unsupported { algorithm: "ketama", operation: "routing a 64-bit hash" }));
+        assert_eq!(
+            k.route_hash(1),
+            Err(Error::Unsupported { algorithm: "ketama", operation: "routing a 64-bit hash" })
+        );
     }
 
     fn names(n: usize) -> Vec<String> {
@@ -477,12 +489,16 @@ mod tests {
         fn minimal_movement(n in 2usize..8, keys in proptest::collection::vec(any::<u64>(), 50)) {
             // Equal weights: adding node n moves keys only to it; removing it moves back only its keys.
             let small = Ketama::new(NodeSet::from_names(names(n)).unwrap(), KetamaVariant::Libketama).unwrap();
-            let big = small.with_node(Node::new(format!("10.0.0.{n}:11211"))).unwrap();
+            let added = format!("10.0.0.{n}:11211");
+            let big = small.with_node(Node::new(added.clone())).unwrap();
             for key in keys {
                 let key = key.to_le_bytes();
                 let before = small.node_name(small.route(&key));
                 let after = big.node_name(big.route(&key));
-                prop_assert!(before == after || after == format!("10.0.0.{n}:11211"));
+                prop_assert!(before == after || after == added, "{} -> {}", before, after);
+                // Removing it again restores every route.
+                let back = big.without_node(&added).unwrap();
+                prop_assert_eq!(back.node_name(back.route(&key)), before);
             }
         }
 

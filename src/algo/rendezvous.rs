@@ -139,8 +139,8 @@ impl Rendezvous {
             (Some(w), _) => {
                 let mut best = 0;
                 let mut best_score = weighted_score(k, self.hashes[0], w[0]);
-                for i in 1..self.hashes.len() {
-                    let s = weighted_score(k, self.hashes[i], w[i]);
+                for (i, (&n, &w)) in self.hashes.iter().zip(w).enumerate().skip(1) {
+                    let s = weighted_score(k, n, w);
                     if s > best_score {
                         best = i;
                         best_score = s;
@@ -307,17 +307,49 @@ mod tests {
         // Freezes the formula: a change here re-routes keys for every user.
         assert_eq!(score(0, 0), mix64(0));
         assert_eq!(score(1, 2), mix64(3));
-        assert_eq!(xorshift_mult64(1), ((1u64 ^ (1 << 25)) ^ ((1u64 ^ (1 << 25)) >> 27)).wrapping_mul(2685821657736338717));
+        // By hand: 1 -> 1 -> 1 | 1 << 25 -> unchanged by >> 27 -> times the constant.
+        assert_eq!(xorshift_mult64(1), 0x0200_0001u64.wrapping_mul(2685821657736338717));
         let r = hrw(10);
         let k = Hasher::default().hash(b"user:42");
         let expect = (0..10)
             .max_by(|&a, &b| {
                 let (na, nb) = (format!("node-{a}"), format!("node-{b}"));
-                let (sa, sb) = (score(k, Hasher::default().hash(na.as_bytes())), score(k, Hasher::default().hash(nb.as_bytes())));
+                let (sa, sb) =
+                    (score(k, Hasher::default().hash(na.as_bytes())), score(k, Hasher::default().hash(nb.as_bytes())));
                 sa.cmp(&sb).then(nb.cmp(&na))
             })
             .unwrap();
         assert_eq!(r.node_name(r.route(b"user:42")), format!("node-{expect}"));
+    }
+
+    #[test]
+    fn golden_routes() {
+        // Frozen outputs (node-0..node-9; weighted: node-i has weight i + 1). A change here
+        // re-routes users' keys: only with a major version.
+        let names = names(10);
+        let r = hrw(10);
+        let w = Rendezvous::new(
+            NodeSet::new(names.iter().enumerate().map(|(i, n)| Node::new(n.clone()).with_weight(1.0 + i as f64)))
+                .unwrap(),
+            Hasher::default(),
+        )
+        .unwrap();
+        let g = Rendezvous::go_rendezvous(NodeSet::from_names(&names).unwrap()).unwrap();
+        let golden = [
+            ("a", "node-0", "node-0", "node-0"),
+            ("b", "node-7", "node-7", "node-5"),
+            ("c", "node-5", "node-6", "node-2"),
+            ("user:42", "node-3", "node-3", "node-2"),
+            ("", "node-2", "node-7", "node-1"),
+        ];
+        for (key, hrw_node, weighted_node, go_node) in golden {
+            let k = key.as_bytes();
+            assert_eq!(
+                (r.node_name(r.route(k)), w.node_name(w.route(k)), g.node_name(g.route(k))),
+                (hrw_node, weighted_node, go_node),
+                "{key:?}"
+            );
+        }
     }
 
     #[test]
@@ -340,7 +372,9 @@ mod tests {
             let k = x(key);
             let mut best = 0;
             for (i, n) in ["redis-a:6379", "redis-b:6379", "redis-c:6379"].iter().enumerate() {
-                if xorshift_mult64(k ^ x(n)) > xorshift_mult64(k ^ x(["redis-a:6379", "redis-b:6379", "redis-c:6379"][best])) {
+                if xorshift_mult64(k ^ x(n))
+                    > xorshift_mult64(k ^ x(["redis-a:6379", "redis-b:6379", "redis-c:6379"][best]))
+                {
                     best = i;
                 }
             }
@@ -363,8 +397,8 @@ mod tests {
     #[test]
     fn weighted_shares_follow_weights() {
         let weights = [1.0, 2.0, 3.0, 4.0];
-        let nodes = NodeSet::new(weights.iter().enumerate().map(|(i, &w)| Node::new(format!("n{i}")).with_weight(w)))
-            .unwrap();
+        let nodes =
+            NodeSet::new(weights.iter().enumerate().map(|(i, &w)| Node::new(format!("n{i}")).with_weight(w))).unwrap();
         let r = Rendezvous::new(nodes, Hasher::default()).unwrap();
         assert!(r.is_weighted());
         let samples = 200_000u64;

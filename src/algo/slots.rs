@@ -147,7 +147,9 @@ impl RedisSlots {
         if let Some(first) = table.iter().position(|&c| c == UNSET) {
             return Err(Error::InvalidParameter {
                 name: "slot ranges",
-                reason: format!("{missing} slots are not assigned, the first is slot {first}; every slot 0-16383 needs an owner"),
+                reason: format!(
+                    "{missing} slots are not assigned, the first is slot {first}; every slot 0-16383 needs an owner"
+                ),
             });
         }
         Ok(RedisSlots { nodes, table })
@@ -217,11 +219,7 @@ fn check_range(range: &RangeInclusive<u16>) -> Result<()> {
     if range.start() > range.end() || *range.end() >= SLOTS {
         return Err(Error::InvalidParameter {
             name: "slot range",
-            reason: format!(
-                "{}-{} is not a non-empty range within 0-16383",
-                range.start(),
-                range.end()
-            ),
+            reason: format!("{}-{} is not a non-empty range within 0-16383", range.start(), range.end()),
         });
     }
     Ok(())
@@ -277,10 +275,7 @@ mod tests {
         assert_eq!(redis_cli_ranges(3).unwrap(), vec![0..=5460, 5461..=10922, 10923..=16383]);
         // redis-cli prints these for 4, 5 and 6 masters.
         assert_eq!(redis_cli_ranges(4).unwrap(), vec![0..=4095, 4096..=8191, 8192..=12287, 12288..=16383]);
-        assert_eq!(
-            redis_cli_ranges(5).unwrap(),
-            vec![0..=3276, 3277..=6553, 6554..=9829, 9830..=13106, 13107..=16383]
-        );
+        assert_eq!(redis_cli_ranges(5).unwrap(), vec![0..=3276, 3277..=6553, 6554..=9829, 9830..=13106, 13107..=16383]);
         assert_eq!(
             redis_cli_ranges(6).unwrap(),
             vec![0..=2730, 2731..=5460, 5461..=8191, 8192..=10922, 10923..=13652, 13653..=16383]
@@ -317,7 +312,8 @@ mod tests {
             ]
         );
         assert!(matches!(s.move_slots(0..=99, "zz"), Err(Error::UnknownNode { .. })));
-        assert!(matches!(s.move_slots(10..=9, "a"), Err(Error::InvalidParameter { .. })));
+        let (hi, lo) = (10u16, 9u16);
+        assert!(matches!(s.move_slots(hi..=lo, "a"), Err(Error::InvalidParameter { .. })));
         assert!(matches!(s.move_slots(0..=16384, "a"), Err(Error::InvalidParameter { .. })));
     }
 
