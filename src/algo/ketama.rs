@@ -201,7 +201,8 @@ impl Ketama {
     /// Builds the continuum of `variant` over `nodes`.
     ///
     /// # Errors
-    /// [`Error::TooManyPoints`] past the ring's point cap ([`MAX_POINTS`]).
+    /// [`Error::TooManyPoints`] past the ring's point cap ([`MAX_POINTS`]);
+    /// [`Error::InvalidParameter`] when weights overflow `f32` so that no node gets a point.
     pub fn new(nodes: NodeSet, variant: KetamaVariant) -> Result<Ketama> {
         let n = nodes.len();
         let total = nodes.total_weight();
@@ -234,6 +235,13 @@ impl Ketama {
                     pairs.push((p, id.as_u32()));
                 }
             }
+        }
+        if pairs.is_empty() {
+            // Only reachable when weights overflow the variant's f32 arithmetic (w > 3.4e38).
+            return Err(Error::InvalidParameter {
+                name: "weights",
+                reason: format!("no node gets a {} point: weights must fit in f32 for this variant", variant.name()),
+            });
         }
         // Equal points: the node with the smaller name first (see the module docs).
         pairs.sort_unstable_by_key(|&(p, owner)| (p, rank[owner as usize]));
@@ -431,6 +439,16 @@ mod tests {
         let k = Ketama::new(nodes, KetamaVariant::Libketama).unwrap();
         assert!(k.owners().iter().all(|&o| o == 0), "b rounds to 0 digests");
         assert_eq!(k.replicas(b"x", 2).unwrap(), vec![NodeId::from_index(0), NodeId::from_index(1)]);
+    }
+
+    #[test]
+    fn huge_weights_are_an_error_not_a_panic() {
+        let nodes = NodeSet::new([Node::new("a").with_weight(1e300), Node::new("b").with_weight(1e300)]).unwrap();
+        for v in [KetamaVariant::Libketama, KetamaVariant::Libmemcached] {
+            assert!(matches!(Ketama::new(nodes.clone(), v), Err(Error::InvalidParameter { name: "weights", .. })));
+        }
+        // The Python variants compute in f64 and cope.
+        assert_eq!(Ketama::new(nodes, KetamaVariant::Uhashring).unwrap().points().len(), 320);
     }
 
     #[test]

@@ -44,7 +44,8 @@ pub fn key_slot(key: &[u8]) -> u16 {
 /// redis-cli (`clusterManagerCommandCreate`) walks a `float` cursor by `16384 / (float)masters`
 /// and ends each range at `lround(cursor + slots_per_node - 1)`, the last master taking the rest;
 /// the same `f32` arithmetic is reproduced here, so the ranges match for any count
-/// (3 masters: 0-5460, 5461-10922, 10923-16383).
+/// (3 masters: 0-5460, 5461-10922, 10923-16383). Checked against what redis-cli 7.0.15 prints
+/// for 3 to 16 masters. (redis-cli itself refuses fewer than 3 masters; this accepts 1 or 2.)
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] for 0 masters or more masters than slots.
@@ -270,16 +271,46 @@ mod tests {
         assert_eq!(key_slot(b"{user1000}.following"), key_slot(b"{user1000}.followers"));
     }
 
+    /// Parses `"0-5460 5461-10922 …"`.
+    fn parse_ranges(text: &str) -> Vec<RangeInclusive<u16>> {
+        text.split_whitespace()
+            .map(|r| {
+                let (a, b) = r.split_once('-').unwrap();
+                a.parse().unwrap()..=b.parse().unwrap()
+            })
+            .collect()
+    }
+
     #[test]
     fn redis_cli_split() {
-        assert_eq!(redis_cli_ranges(3).unwrap(), vec![0..=5460, 5461..=10922, 10923..=16383]);
-        // redis-cli prints these for 4, 5 and 6 masters.
-        assert_eq!(redis_cli_ranges(4).unwrap(), vec![0..=4095, 4096..=8191, 8192..=12287, 12288..=16383]);
-        assert_eq!(redis_cli_ranges(5).unwrap(), vec![0..=3276, 3277..=6553, 6554..=9829, 9830..=13106, 13107..=16383]);
-        assert_eq!(
-            redis_cli_ranges(6).unwrap(),
-            vec![0..=2730, 2731..=5460, 5461..=8191, 8192..=10922, 10923..=13652, 13653..=16383]
-        );
+        // Printed by redis-cli 7.0.15 (`--cluster create … --cluster-replicas 0`, the
+        // "Master[i] -> Slots a - b" plan lines) against real cluster-mode servers.
+        let printed = [
+            (3, "0-5460 5461-10922 10923-16383"),
+            (4, "0-4095 4096-8191 8192-12287 12288-16383"),
+            (5, "0-3276 3277-6553 6554-9829 9830-13106 13107-16383"),
+            (6, "0-2730 2731-5460 5461-8191 8192-10922 10923-13652 13653-16383"),
+            (7, "0-2340 2341-4680 4681-7021 7022-9361 9362-11702 11703-14042 14043-16383"),
+            (9, "0-1819 1820-3640 3641-5460 5461-7281 7282-9101 9102-10922 10923-12742 12743-14563 14564-16383"),
+            (
+                11,
+                "0-1488 1489-2978 2979-4467 4468-5957 5958-7446 7447-8936 8937-10425 10426-11915 11916-13404 \
+                 13405-14894 14895-16383",
+            ),
+            (
+                13,
+                "0-1259 1260-2520 2521-3780 3781-5040 5041-6301 6302-7561 7562-8821 8822-10081 10082-11342 \
+                 11343-12602 12603-13862 13863-15123 15124-16383",
+            ),
+            (
+                16,
+                "0-1023 1024-2047 2048-3071 3072-4095 4096-5119 5120-6143 6144-7167 7168-8191 8192-9215 \
+                 9216-10239 10240-11263 11264-12287 12288-13311 13312-14335 14336-15359 15360-16383",
+            ),
+        ];
+        for (n, text) in printed {
+            assert_eq!(redis_cli_ranges(n).unwrap(), parse_ranges(text), "{n} masters");
+        }
         assert_eq!(redis_cli_ranges(1).unwrap(), vec![0..=16383]);
         for n in [0usize, 16385] {
             assert!(matches!(redis_cli_ranges(n), Err(Error::InvalidParameter { .. })));
