@@ -187,6 +187,16 @@ fn split_host_port(name: &str) -> (&str, u32) {
 /// - **Weights**: a node's digest count is proportional to its weight, rounded down with the
 ///   variant's arithmetic; a node whose count rounds to 0 owns no key (as in libketama) but
 ///   still appears, last, in preference lists.
+///
+/// ```
+/// use hashroute::{Ketama, KetamaVariant, NodeSet, Router};
+/// let servers = NodeSet::from_names(["127.0.0.1:11211", "127.0.0.1:11212", "127.0.0.1:11213"])?;
+/// let ketama = Ketama::new(servers, KetamaVariant::Libketama)?;
+/// // What libketama itself answers for the key "0".
+/// assert_eq!(ketama.node_name(ketama.route(b"0")), "127.0.0.1:11213");
+/// assert_eq!(Ketama::key_hash(b"0"), 2216742351);
+/// # Ok::<(), hashroute::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Ketama {
     nodes: NodeSet,

@@ -46,6 +46,19 @@ enum Scoring {
 ///   `ln` and a division), no allocation. Memory: 8 bytes per node (node hashes, name-ordered,
 ///   struct-of-arrays) + 4 bytes per node (ids) + 8 per node when weighted, plus the node set.
 /// - **Preference list**: nodes by descending score (O(N log N) and one allocation per call).
+///
+/// ```
+/// use hashroute::{Hasher, Node, NodeSet, Rendezvous, Router};
+/// let nodes = NodeSet::new([Node::new("a"), Node::new("b").with_weight(2.0), Node::new("c")])?;
+/// let hrw = Rendezvous::new(nodes, Hasher::default())?;
+/// let owner = hrw.route(b"user:42");
+/// assert_eq!(hrw.replicas(b"user:42", 2)?[0], owner);
+/// // Removing another node never moves this key.
+/// let other = ["a", "b", "c"].into_iter().find(|n| *n != hrw.node_name(owner)).unwrap();
+/// let fewer = hrw.without_node(other)?;
+/// assert_eq!(fewer.node_name(fewer.route(b"user:42")), hrw.node_name(owner));
+/// # Ok::<(), hashroute::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Rendezvous {
     nodes: NodeSet,

@@ -87,6 +87,16 @@ pub fn redis_cli_ranges(masters: usize) -> Result<Vec<RangeInclusive<u16>>> {
 ///   where it fails over (a replica is promoted for the same slots), so
 ///   [`Router::preference`] (and `replicas`) return [`Error::Unsupported`]. `route_hash` is
 ///   unsupported too: the key hash is the 14-bit slot, use [`RedisSlots::route_slot`].
+///
+/// ```
+/// use hashroute::{slots, NodeSet, RedisSlots, Router};
+/// let cluster = RedisSlots::new(NodeSet::from_names(["m1", "m2", "m3"])?)?;
+/// assert_eq!(slots::key_slot(b"{user1000}.following"), slots::key_slot(b"user1000"));
+/// assert_eq!(cluster.node_name(cluster.slot_owner(5461)), "m2");
+/// let resharded = cluster.move_slots(0..=99, "m3")?;
+/// assert_eq!(resharded.node_name(resharded.slot_owner(42)), "m3");
+/// # Ok::<(), hashroute::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct RedisSlots {
     nodes: NodeSet,
