@@ -13,7 +13,7 @@ use std::ops::{ControlFlow, RangeInclusive};
 
 use crate::error::{Error, Result};
 use crate::hash::crc16_xmodem;
-use crate::node::{NodeId, NodeSet};
+use crate::node::{Node, NodeId, NodeSet};
 use crate::router::Router;
 
 /// Number of hash slots in a Redis Cluster.
@@ -178,6 +178,35 @@ impl RedisSlots {
             table[usize::from(s)] = id;
         }
         Ok(RedisSlots { nodes: self.nodes.clone(), table })
+    }
+
+    /// A new table with `node` added as a master that owns no slot yet (as after
+    /// `redis-cli --cluster add-node`); give it slots with [`RedisSlots::move_slots`].
+    ///
+    /// # Errors
+    /// As [`NodeSet::with_node`].
+    pub fn with_node(&self, node: Node) -> Result<RedisSlots> {
+        Ok(RedisSlots { nodes: self.nodes.with_node(node)?, table: self.table.clone() })
+    }
+
+    /// A new table without the node named `name`, which must own no slot (Redis refuses to
+    /// forget a master that still serves slots: move them away first).
+    ///
+    /// # Errors
+    /// [`Error::UnknownNode`]; [`Error::InvalidParameter`] when the node still owns slots;
+    /// [`Error::NoNodes`] for the last node.
+    pub fn without_node(&self, name: &str) -> Result<RedisSlots> {
+        let id = self.nodes.require(name)?.as_u32();
+        let owned = self.table.iter().filter(|&&o| o == id).count();
+        if owned > 0 {
+            return Err(Error::InvalidParameter {
+                name: "node",
+                reason: format!("{name:?} still owns {owned} slots; move them to other nodes first"),
+            });
+        }
+        let nodes = self.nodes.without_node(name)?;
+        let table = self.table.iter().map(|&o| if o > id { o - 1 } else { o }).collect();
+        Ok(RedisSlots { nodes, table })
     }
 
     /// The owner of `slot`.
@@ -370,6 +399,20 @@ mod tests {
         assert!(matches!(RedisSlots::from_ranges(nodes.clone(), &[(0..=16383, "x")]), Err(Error::UnknownNode { .. })));
         let weighted = NodeSet::new([crate::Node::new("a").with_weight(2.0)]).unwrap();
         assert!(matches!(RedisSlots::new(weighted), Err(Error::Unsupported { .. })));
+    }
+
+    #[test]
+    fn add_and_remove_nodes() {
+        let s = three().with_node(Node::new("d")).unwrap();
+        assert_eq!(s.slot_counts(), vec![5461, 5462, 5461, 0]);
+        let err = s.without_node("b").unwrap_err();
+        assert!(err.to_string().contains("still owns 5462 slots"), "{err}");
+        let s = s.move_slots(5461..=10922, "d").unwrap().without_node("b").unwrap();
+        assert_eq!(s.node_name(s.slot_owner(6000)), "d");
+        assert_eq!(s.node_name(s.slot_owner(0)), "a");
+        assert_eq!(s.node_name(s.slot_owner(16383)), "c");
+        assert!(matches!(s.with_node(Node::new("a")), Err(Error::DuplicateNode { .. })));
+        assert!(matches!(s.without_node("zz"), Err(Error::UnknownNode { .. })));
     }
 
     #[test]
