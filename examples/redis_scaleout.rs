@@ -504,3 +504,38 @@ fn real_main() -> Result<(), String> {
     drop(guards);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_grow_at_the_middle() {
+        let idx = |s: Schedule| (0..40).map(|w| s.router_index(w, 40, 4)).collect::<Vec<_>>();
+        let at_once = idx(Schedule::AtOnce);
+        assert!(at_once[..20].iter().all(|&i| i == 0) && at_once[20..].iter().all(|&i| i == 4));
+        let steps = idx(Schedule::OneByOne);
+        assert_eq!(&steps[18..34], &[0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4]);
+        assert!(steps[34..].iter().all(|&i| i == 4));
+    }
+
+    #[test]
+    fn zipf_stream_is_seeded_and_skewed() {
+        let (a, pmf) = zipf_stream(1000, 0.99, 20_000, 7);
+        let (b, _) = zipf_stream(1000, 0.99, 20_000, 7);
+        assert_eq!(a, b);
+        assert!((pmf.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        let zeros = a.iter().filter(|&&r| r == 0).count() as f64 / a.len() as f64;
+        assert!((zeros - pmf[0]).abs() < 0.02, "rank 0 drawn {zeros}, expected {}", pmf[0]);
+        assert!(a.iter().all(|&r| r < 1000));
+    }
+
+    #[test]
+    fn random_eviction_keeps_capacity() {
+        let mut c = lru::RandomEvict::new(10, 1);
+        let hits = (0..1000u32).filter(|&k| c.access(k % 50)).count();
+        assert!(hits > 0 && hits < 1000);
+        assert!(!c.access(12_345), "never seen: a miss");
+        assert!(c.access(12_345), "inserted on the miss");
+    }
+}

@@ -22,11 +22,8 @@ const RANDOM_KEYS: usize = 12_000;
 const PIPELINE: usize = 1_000;
 
 /// The slot under test: the crate's implementation.
-///
-/// PENDING(algos): `hashroute::slots::key_slot` is not in main yet; until it is, this stands in
-/// with the spec restatement, so the test checks only the harness and the server.
 fn crate_key_slot(key: &[u8]) -> u16 {
-    spec_key_slot(key)
+    hashroute::slots::key_slot(key)
 }
 
 /// An independent, deliberately plain restatement of the Redis Cluster specification (hash tag

@@ -231,10 +231,11 @@ fn markdown(cfg: &Config, servers: &str, runs: &[Run], seconds: f64) -> String {
     let _ = writeln!(md, "![hit rate per window](redis_scaleout.svg)\n");
     let _ = writeln!(
         md,
-        "PENDING: the rendezvous and slots routers and the LRU simulator are the example's own \
-         stand-ins until `hashroute::Rendezvous`, `hashroute::RedisSlots` and \
-         `hashroute::analysis::cachesim` land in main; the slots router is grown the way `redis-cli \
-         --cluster rebalance` does (the new node takes 16384/N slots from the largest owners)."
+        "Routers: `Modulo`, `Ring` (V = 1 and 160), `Jump`, `Rendezvous` with xxh3, and `RedisSlots` \
+         (CRC16 key slots; initial layout as `redis-cli --cluster create`, each added node then takes \
+         16384/N slots from the largest owners, as `redis-cli --cluster rebalance` converges to). \
+         The simulations are the example's own (`examples/redis_scaleout/lru.rs`): \
+         `hashroute::analysis::cachesim` was not in main when this ran."
     );
     md
 }
