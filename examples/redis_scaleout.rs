@@ -228,10 +228,10 @@ pub(crate) struct Run {
     pub(crate) schedule: Schedule,
     pub(crate) algo: String,
     pub(crate) windows: Vec<Window>,
-    /// Traffic-weighted fraction of requests whose node differs between the 4- and the 8-node
-    /// router.
+    /// Traffic-weighted fraction of requests whose node changes, summed over the membership
+    /// changes of the schedule.
     pub(crate) moved: f64,
-    /// Unweighted fraction of the key universe that changes node.
+    /// Unweighted fraction of the key universe that changes node, summed the same way.
     pub(crate) moved_keys: f64,
     /// Mean keys per initial server just before the resize (the simulation's capacity).
     pub(crate) keys_per_node: f64,
@@ -318,8 +318,17 @@ fn run_one(
     // Route tables: node of every rank under every cluster size (routing is not what we measure).
     let tables: Vec<Vec<u8>> =
         routers.iter().map(|r| keys.iter().map(|k| r.route(k).index() as u8).collect()).collect();
-    let moved: f64 = (0..keys.len()).filter(|&k| tables[0][k] != tables[last][k]).map(|k| pmf[k]).sum();
-    let moved_keys = (0..keys.len()).filter(|&k| tables[0][k] != tables[last][k]).count() as f64 / keys.len() as f64;
+    // Keys (and requests) that change node, summed over the schedule's membership changes.
+    let changes: Vec<(usize, usize)> = match schedule {
+        Schedule::AtOnce => vec![(0, last)],
+        Schedule::OneByOne => (0..last).map(|i| (i, i + 1)).collect(),
+    };
+    let (mut moved, mut moved_keys) = (0.0, 0.0);
+    for &(a, b) in &changes {
+        let changed = || (0..keys.len()).filter(|&k| tables[a][k] != tables[b][k]);
+        moved += changed().map(|k| pmf[k]).sum::<f64>();
+        moved_keys += changed().count() as f64 / keys.len() as f64;
+    }
 
     live.reset(cfg)?;
     let value = vec![b'v'; cfg.value_size];
