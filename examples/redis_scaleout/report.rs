@@ -272,10 +272,11 @@ fn svg(path: &std::path::Path, cfg: &Config, runs: &[Run]) -> Result<(), Box<dyn
         .flat_map(|r| r.windows.iter().map(|w| w.hits as f64 / w.requests.max(1) as f64))
         .fold(1.0, f64::min);
     let y0 = (lo * 10.0).floor() / 10.0;
+    let total = runs.iter().flat_map(|r| r.windows.last()).map(|w| w.nodes).max().unwrap_or(2 * INITIAL);
     for (panel, schedule) in panels.iter().zip(&schedules) {
         let mut chart = ChartBuilder::on(panel)
             .caption(
-                format!("Redis hit rate per window, {INITIAL} -> {} nodes ({})", 2 * INITIAL, schedule.name()),
+                format!("Redis hit rate per window, {INITIAL} -> {total} nodes ({})", schedule.name()),
                 ("sans-serif", 18),
             )
             .margin(12)
