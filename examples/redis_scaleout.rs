@@ -17,8 +17,12 @@
 //! ```
 //!
 //! `--servers FILE` replays the experiment on your own servers (one `host:port` per line; the
-//! first 4 are the initial cluster, the others are added). It FLUSHALLs them, so it demands
-//! `--allow-flush`; use scratch servers sized like production, never production itself.
+//! first 4 are the initial cluster, the others are added; the lines are also the node names the
+//! routers hash). It FLUSHALLs them, so it demands `--allow-flush`; use scratch servers sized
+//! like production, never production itself. Unless `--keep-config` is given it also sets
+//! `maxmemory` (empty `used_memory` + `--budget-kb`) and `allkeys-lru` on them; with
+//! `--keep-config` their own limits apply, and if they never fill, the simulation's "capacity"
+//! is simply the keys they held at the resize.
 
 #[path = "../tests/redis_support/mod.rs"]
 mod redis_support;
