@@ -49,9 +49,13 @@
 pub mod algo;
 pub mod error;
 pub mod failover;
+pub mod fingerprint;
 pub mod hash;
+pub mod migration;
 pub mod node;
+pub mod placement;
 pub mod router;
+pub mod shared;
 
 pub use algo::jump;
 pub use algo::jump::Jump;
@@ -59,6 +63,10 @@ pub use algo::modulo::Modulo;
 pub use algo::ring::{Ring, RingBuilder};
 pub use error::{Error, Result};
 pub use failover::Failover;
+pub use fingerprint::{fingerprint, Fingerprint};
 pub use hash::{Hasher, KeyHasher};
+pub use migration::MigrationPlan;
 pub use node::{Node, NodeId, NodeSet};
+pub use placement::{replicas_with_policy, PlacementPolicy, Spread, Topology};
 pub use router::{ParRouteBatch, Router};
+pub use shared::SharedRouter;
