@@ -47,6 +47,7 @@
 #![warn(missing_docs)]
 
 pub mod algo;
+pub mod config;
 pub mod error;
 pub mod failover;
 pub mod hash;
@@ -57,6 +58,7 @@ pub use algo::jump;
 pub use algo::jump::Jump;
 pub use algo::modulo::Modulo;
 pub use algo::ring::{Ring, RingBuilder};
+pub use config::{Algorithm, RouterSpec};
 pub use error::{Error, Result};
 pub use failover::Failover;
 pub use hash::{Hasher, KeyHasher};
