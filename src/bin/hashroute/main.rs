@@ -105,12 +105,24 @@ fn usage_error(err: clap::Error) -> ExitCode {
             ExitCode::from(2)
         }
         _ => {
-            let text = err.render().to_string();
-            let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("invalid arguments");
-            report(first.strip_prefix("error: ").unwrap_or(first));
+            report(&first_paragraph(&err.render().to_string()));
             ExitCode::from(2)
         }
     }
+}
+
+/// The first line of a clap error without its `error: ` prefix; when that line ends in `:`
+/// (e.g. "the following required arguments were not provided:"), the lines up to the next
+/// blank one are the list it introduces and are joined onto it.
+fn first_paragraph(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).skip_while(|l| l.is_empty());
+    let first = lines.next().unwrap_or("invalid arguments");
+    let mut message = first.strip_prefix("error: ").unwrap_or(first).to_owned();
+    if message.ends_with(':') {
+        let list: Vec<&str> = lines.take_while(|l| !l.is_empty()).collect();
+        message = format!("{message} {}", list.join(", "));
+    }
+    message
 }
 
 #[cfg(test)]
@@ -125,5 +137,23 @@ mod tests {
     #[test]
     fn one_line_joins() {
         assert_eq!(one_line("a\n  b\tc\n"), "a b c");
+    }
+
+    #[test]
+    fn clap_errors_shrink_to_one_line() {
+        let missing = "error: the following required arguments were not provided:\n  --algo <ALGO>\n  -n <N>\n\n\
+                       Usage: hashroute replicas --algo <ALGO> -n <N>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            first_paragraph(missing),
+            "the following required arguments were not provided: --algo <ALGO>, -n <N>"
+        );
+        let unknown = "error: unexpected argument '--x' found\n\n  tip: to pass '--x' as a value, use '-- --x'\n";
+        assert_eq!(first_paragraph(unknown), "unexpected argument '--x' found");
+        for args in [&["hashroute", "route"][..], &["hashroute", "route", "--algo"], &["hashroute", "route", "--bogus"]]
+        {
+            let err = Cli::try_parse_from(args).unwrap_err();
+            let line = first_paragraph(&err.render().to_string());
+            assert!(!line.contains('\n') && !line.starts_with("error") && !line.is_empty(), "{args:?}: {line}");
+        }
     }
 }
