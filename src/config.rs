@@ -79,10 +79,7 @@ impl Algorithm {
     pub fn from_name(name: &str) -> Result<Algorithm> {
         Algorithm::ALL.iter().copied().find(|a| a.name() == name).ok_or_else(|| Error::InvalidParameter {
             name: "algorithm",
-            reason: format!(
-                "unknown algorithm {name:?} (expected {})",
-                names_list(Algorithm::ALL.iter().map(|a| a.name()))
-            ),
+            reason: format!("{name:?} (expected {})", names_list(Algorithm::ALL.iter().map(|a| a.name()))),
         })
     }
 
