@@ -468,6 +468,7 @@ fn slot_matches_redis() {
 /// Peak resident memory (KiB) of one `hashroute route` run fed `keys` generated keys, read
 /// from the kernel's `wait4` accounting of exactly that child.
 #[cfg(target_os = "linux")]
+#[allow(clippy::zombie_processes)] // Reaped by `wait4`, which also returns its rusage.
 fn peak_rss_kib(keys: u64) -> i64 {
     let mut child = Command::new(BIN)
         .args(["route", "--algo", "ring", "--nodes", "a,b,c,d,e,f,g,h"])
