@@ -555,3 +555,42 @@ fn help_and_version_succeed() {
         assert!(help.contains(flag), "route --help lacks {flag}");
     }
 }
+
+/// The CLI reproduces the frozen routes of `tests/golden/` (keys given in hex, as stored).
+#[test]
+fn cli_reproduces_golden_routes() {
+    let cluster = |n: usize| (0..n).map(|i| format!("10.0.0.{i}:6379")).collect::<Vec<_>>().join(",");
+    let weighted: String = (0..6).map(|i| format!("cache-{i} {}\n", i + 1)).collect();
+    let weighted_file = tmp_file("golden-weighted.txt", weighted.as_bytes());
+    let weighted_file = weighted_file.to_str().unwrap();
+    let (c10, c7, c5) = (cluster(10), cluster(7), cluster(5));
+    let configs: Vec<(&str, Vec<&str>)> = vec![
+        ("ring-v160-xxh3", vec!["--algo", "ring", "--vnodes", "160", "--nodes", &c10]),
+        ("ring-v1-xxh3", vec!["--algo", "ring", "--vnodes", "1", "--nodes", &c10]),
+        ("ring-v100-xxh3-seed7", vec!["--algo", "ring", "--vnodes", "100", "--seed", "7", "--nodes", &c7]),
+        ("ring-v64-xxh64", vec!["--algo", "ring", "--vnodes", "64", "--hash", "xxh64", "--nodes", &c5]),
+        ("ring-v64-murmur3", vec!["--algo", "ring", "--vnodes", "64", "--hash", "murmur3", "--nodes", &c5]),
+        ("ring-v64-md5", vec!["--algo", "ring", "--vnodes", "64", "--hash", "md5", "--nodes", &c5]),
+        ("ring-v160-weighted", vec!["--algo", "ring", "--nodes-file", weighted_file]),
+        ("jump-xxh3", vec!["--algo", "jump", "--nodes", &c10]),
+        ("modulo-xxh3", vec!["--algo", "modulo", "--hash", "xxh3", "--nodes", &c10]),
+    ];
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for (name, flags) in configs {
+        let path = dir.join(format!("{name}.csv"));
+        let frozen = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let rows: Vec<(String, String)> = frozen
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let (k, n) = l.split_once(',').unwrap();
+                (k.to_owned(), n.to_owned())
+            })
+            .collect();
+        assert!(rows.len() > 500, "{name}");
+        let input: String = rows.iter().map(|(k, _)| format!("{k}\n")).collect();
+        let mut args = vec!["route", "--input", "hex"];
+        args.extend(flags);
+        assert_eq!(pairs(&ok(&args, input.as_bytes())), rows, "{name}");
+    }
+}
