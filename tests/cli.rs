@@ -594,3 +594,10 @@ fn cli_reproduces_golden_routes() {
         assert_eq!(pairs(&ok(&args, input.as_bytes())), rows, "{name}");
     }
 }
+
+#[test]
+fn exit_status_separates_usage_from_input_errors() {
+    assert_eq!(run(&["route", "--algo", "ring", "--nodes", "a", "--bogus"], b"").status.code(), Some(2));
+    assert_eq!(run(&["route", "--algo", "ring", "--nodes", "a,a", "k"], b"").status.code(), Some(1));
+    assert_eq!(run(&["route", "--algo", "ring", "--nodes", "a", "--input", "hex"], b"0\n").status.code(), Some(1));
+}

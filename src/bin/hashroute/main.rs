@@ -32,7 +32,14 @@ use crate::failure::Failure;
 
 /// Route keys to nodes with consistent hashing (ring, Ketama, jump, rendezvous, Redis slots).
 #[derive(Parser, Debug)]
-#[command(name = "hashroute", version, max_term_width = 100)]
+#[command(
+    name = "hashroute",
+    version,
+    max_term_width = 100,
+    after_help = "Output: one KEY<TAB>ANSWER line per key, in input order, the key exactly as given.\n\
+                  Exit status: 0 on success (also when stdout is closed early), 1 on bad input, 2 on bad usage; \
+                  errors are one line on stderr."
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,

@@ -13,22 +13,25 @@ use crate::keys::parse_u64_arg;
 /// does not need one and takes any `u32`.
 const MAX_BUCKETS_AS_NODES: u32 = 1 << 20;
 
-/// Router flags: `--algo`, the nodes, and the algorithm's parameters.
+/// Router flags: the algorithm's ([`AlgoArgs`]) and the nodes' ([`NodesArgs`]). Subcommands that
+/// take their nodes some other way (a future `migrate --from FILE --to FILE`) flatten
+/// [`AlgoArgs`] alone.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct RouterArgs {
+    #[command(flatten)]
+    algo: AlgoArgs,
+    #[command(flatten)]
+    nodes: NodesArgs,
+}
+
+/// The algorithm and its parameters: everything that becomes a [`RouterSpec`]. New algorithm
+/// parameters (`--table-size`, `--probes`) go here and into `RouterSpec`.
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Router")]
-pub(crate) struct RouterArgs {
+pub(crate) struct AlgoArgs {
     /// Algorithm: modulo, ring, ketama, jump, rendezvous or slots
     #[arg(long, value_name = "ALGO")]
     algo: String,
-    /// Nodes, comma-separated, weight 1 each
-    #[arg(long, value_name = "A,B,C", conflicts_with = "nodes_file")]
-    nodes: Option<String>,
-    /// Nodes file: one `NAME [WEIGHT]` per line (libketama's server file); `#` comments
-    #[arg(long, value_name = "FILE")]
-    nodes_file: Option<PathBuf>,
-    /// Jump only: N numbered buckets 0..N instead of named nodes (route prints bucket numbers)
-    #[arg(long, value_name = "N", conflicts_with_all = ["nodes", "nodes_file"])]
-    buckets: Option<u32>,
     /// Ring only: virtual nodes per weight-1 node [default: 160]
     #[arg(long, value_name = "V")]
     vnodes: Option<u64>,
@@ -45,6 +48,21 @@ pub(crate) struct RouterArgs {
     variant: Option<String>,
 }
 
+/// Where the nodes come from.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Nodes")]
+pub(crate) struct NodesArgs {
+    /// Nodes, comma-separated, weight 1 each
+    #[arg(long, value_name = "A,B,C", conflicts_with = "nodes_file")]
+    nodes: Option<String>,
+    /// Nodes file: one `NAME [WEIGHT]` per line (libketama's server file); `#` comments
+    #[arg(long, value_name = "FILE")]
+    nodes_file: Option<PathBuf>,
+    /// Jump only: N numbered buckets 0..N instead of named nodes (route prints bucket numbers)
+    #[arg(long, value_name = "N", conflicts_with_all = ["nodes", "nodes_file"])]
+    buckets: Option<u32>,
+}
+
 /// What the router flags describe.
 pub(crate) enum Target {
     Router(Box<dyn Router>),
@@ -55,7 +73,7 @@ pub(crate) enum Target {
     },
 }
 
-impl RouterArgs {
+impl AlgoArgs {
     /// The configuration the flags describe, validated (nodes not read yet).
     pub(crate) fn spec(&self) -> Result<RouterSpec, Failure> {
         let algorithm = Algorithm::from_name(&self.algo)?;
@@ -70,12 +88,14 @@ impl RouterArgs {
         spec.validate()?;
         Ok(spec)
     }
+}
 
+impl RouterArgs {
     /// Builds what the flags describe. With `--buckets`, a router over nodes named `0..N` when
     /// `buckets_as_nodes` (for subcommands that need a node list), else [`Target::Buckets`].
     pub(crate) fn target(&self, buckets_as_nodes: bool) -> Result<Target, Failure> {
-        let spec = self.spec()?;
-        if let Some(count) = self.buckets {
+        let spec = self.algo.spec()?;
+        if let Some(count) = self.nodes.buckets {
             if spec.algorithm != Algorithm::Jump {
                 return Err(Failure::msg(format!("--buckets applies to jump only, not {}", spec.algorithm)));
             }
@@ -93,7 +113,7 @@ impl RouterArgs {
             let nodes = NodeSet::from_names((0..count).map(|b| b.to_string()))?;
             return Ok(Target::Router(spec.build(nodes)?));
         }
-        Ok(Target::Router(spec.build(self.node_set()?)?))
+        Ok(Target::Router(spec.build(self.nodes.node_set()?)?))
     }
 
     /// A router (`--buckets` becomes nodes named `0..N`).
@@ -103,8 +123,12 @@ impl RouterArgs {
             Target::Buckets { .. } => unreachable!("target(true) always builds a router"),
         }
     }
+}
 
-    fn node_set(&self) -> Result<NodeSet, Failure> {
+impl NodesArgs {
+    /// The node set from `--nodes` or `--nodes-file` (`--buckets` is handled by
+    /// [`RouterArgs::target`]).
+    pub(crate) fn node_set(&self) -> Result<NodeSet, Failure> {
         if let Some(list) = &self.nodes {
             return Ok(NodeSet::from_names(list.split(',').map(str::trim))?);
         }
