@@ -56,8 +56,11 @@ pub mod router;
 
 pub use algo::jump;
 pub use algo::jump::Jump;
+pub use algo::ketama::{Ketama, KetamaVariant};
 pub use algo::modulo::Modulo;
+pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::{Ring, RingBuilder};
+pub use algo::slots::{self as slots, RedisSlots};
 pub use config::{Algorithm, RouterSpec};
 pub use error::{Error, Result};
 pub use failover::Failover;
