@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::hash::Hasher;
 use crate::node::NodeSet;
 use crate::router::Router;
-use crate::{Jump, Modulo, Ring};
+use crate::{Jump, Ketama, KetamaVariant, Modulo, RedisSlots, Rendezvous, Ring};
 
 /// A routing algorithm, as named on the command line and in configuration files.
 ///
@@ -38,13 +38,13 @@ pub enum Algorithm {
     Modulo,
     /// A consistent-hash ring with virtual nodes ([`Ring`]).
     Ring,
-    /// Ketama, compatible with memcached clients (`Ketama`).
+    /// Ketama, compatible with memcached clients ([`Ketama`]).
     Ketama,
     /// Jump consistent hash ([`Jump`]).
     Jump,
-    /// Rendezvous (highest random weight) hashing (`Rendezvous`).
+    /// Rendezvous (highest random weight) hashing ([`Rendezvous`]).
     Rendezvous,
-    /// Redis Cluster's 16384 hash slots (`RedisSlots`).
+    /// Redis Cluster's 16384 hash slots ([`RedisSlots`]).
     Slots,
 }
 
@@ -119,15 +119,6 @@ impl FromStr for Algorithm {
     }
 }
 
-/// The Ketama variant names [`RouterSpec::ketama_variant`] accepts.
-///
-/// TODO(ketama): replace with `KetamaVariant` once `Ketama` lands in main; this list mirrors its
-/// `name()`s so configurations written now stay valid.
-pub const KETAMA_VARIANTS: &[&str] = &["libketama", "uhashring", "libmemcached", "spymemcached", "python-hash-ring"];
-
-/// The Ketama variant used when none is configured: libketama, the reference.
-pub const DEFAULT_KETAMA_VARIANT: &str = "libketama";
-
 /// A router configuration: an algorithm plus the parameters that apply to it. Unset options
 /// (`None`) take the algorithm's defaults.
 ///
@@ -149,11 +140,13 @@ pub struct RouterSpec {
     /// slots only CRC16.
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none", with = "hasher_serde"))]
     pub hasher: Option<Hasher>,
-    /// The Ketama client to be compatible with, by name (one of [`KETAMA_VARIANTS`]; default
-    /// [`DEFAULT_KETAMA_VARIANT`]); Ketama only.
-    // TODO(ketama): becomes `Option<KetamaVariant>` (serialized by name) when Ketama lands.
-    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
-    pub ketama_variant: Option<String>,
+    /// The Ketama client to be compatible with (default [`KetamaVariant::Libketama`]); Ketama
+    /// only. Serialized by [`KetamaVariant::name`].
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none", with = "ketama_variant_serde")
+    )]
+    pub ketama_variant: Option<KetamaVariant>,
 }
 
 impl RouterSpec {
@@ -176,10 +169,10 @@ impl RouterSpec {
         self
     }
 
-    /// Sets the Ketama variant by name (Ketama only).
+    /// Sets the Ketama variant (Ketama only).
     #[must_use]
-    pub fn with_ketama_variant(mut self, variant: impl Into<String>) -> RouterSpec {
-        self.ketama_variant = Some(variant.into());
+    pub fn with_ketama_variant(mut self, variant: KetamaVariant) -> RouterSpec {
+        self.ketama_variant = Some(variant);
         self
     }
 
@@ -223,19 +216,11 @@ impl RouterSpec {
                 });
             }
         }
-        if let Some(variant) = &self.ketama_variant {
-            if algo != Algorithm::Ketama {
-                return Err(Error::InvalidParameter {
-                    name: "variant",
-                    reason: format!("a Ketama variant applies to ketama only, not {algo}"),
-                });
-            }
-            if !KETAMA_VARIANTS.contains(&variant.as_str()) {
-                return Err(Error::InvalidParameter {
-                    name: "variant",
-                    reason: format!("{variant:?} (expected {})", names_list(KETAMA_VARIANTS.iter().copied())),
-                });
-            }
+        if self.ketama_variant.is_some() && algo != Algorithm::Ketama {
+            return Err(Error::InvalidParameter {
+                name: "variant",
+                reason: format!("a Ketama variant applies to ketama only, not {algo}"),
+            });
         }
         Ok(())
     }
@@ -268,17 +253,9 @@ impl RouterSpec {
                 Box::new(builder.build()?)
             }
             Algorithm::Jump => Box::new(Jump::new(nodes, hasher)?),
-            // TODO(ketama, rendezvous, slots): wire in when these routers land in main:
-            //   Ketama::new(nodes, KetamaVariant::from_name(variant)?)
-            //   Rendezvous::new(nodes, hasher)
-            //   RedisSlots::new(nodes)
-            Algorithm::Ketama | Algorithm::Rendezvous | Algorithm::Slots => {
-                let _ = nodes;
-                return Err(Error::Unsupported {
-                    algorithm: self.algorithm.name(),
-                    operation: "building (not in this build yet)",
-                });
-            }
+            Algorithm::Ketama => Box::new(Ketama::new(nodes, self.ketama_variant.unwrap_or_default())?),
+            Algorithm::Rendezvous => Box::new(Rendezvous::new(nodes, hasher)?),
+            Algorithm::Slots => Box::new(RedisSlots::new(nodes)?),
         })
     }
 }
@@ -300,6 +277,25 @@ fn hasher_seed(hasher: Hasher) -> u64 {
         Hasher::Xxh3 { seed } | Hasher::Xxh64 { seed } => seed,
         Hasher::Murmur3X64 { seed } | Hasher::Murmur3X86_32 { seed } => u64::from(seed),
         Hasher::Md5 | Hasher::Crc16 => 0,
+    }
+}
+
+/// `KetamaVariant` has no serde derive; it is written as its name.
+#[cfg(feature = "serde")]
+mod ketama_variant_serde {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::KetamaVariant;
+
+    pub(super) fn serialize<S: Serializer>(variant: &Option<KetamaVariant>, s: S) -> Result<S::Ok, S::Error> {
+        variant.map(|v| v.name()).serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<KetamaVariant>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(None),
+            Some(name) => KetamaVariant::from_name(&name).map(Some).map_err(serde::de::Error::custom),
+        }
     }
 }
 
@@ -371,6 +367,40 @@ mod tests {
     }
 
     #[test]
+    fn builds_every_algorithm_with_its_own_name() {
+        for &algo in Algorithm::ALL {
+            let router = RouterSpec::new(algo).build(nodes()).unwrap();
+            assert_eq!(router.algorithm(), algo.name());
+            assert_eq!(router.node_count(), 4);
+        }
+    }
+
+    #[test]
+    fn ketama_rendezvous_slots_match_direct_construction() {
+        let keys: Vec<Vec<u8>> = (0..500).map(|i| format!("key-{i}").into_bytes()).collect();
+        let weighted =
+            NodeSet::new((1..=5).map(|i| Node::new(format!("10.0.0.{i}:11211")).with_weight(f64::from(i * 100))))
+                .unwrap();
+        for variant in KetamaVariant::ALL {
+            let spec = RouterSpec::new(Algorithm::Ketama).with_ketama_variant(variant).build(weighted.clone()).unwrap();
+            let direct = Ketama::new(weighted.clone(), variant).unwrap();
+            assert!(keys.iter().all(|k| spec.route(k) == direct.route(k)), "{}", variant.name());
+        }
+        let default = RouterSpec::new(Algorithm::Ketama).build(weighted.clone()).unwrap();
+        let libketama = Ketama::new(weighted.clone(), KetamaVariant::Libketama).unwrap();
+        let h = Hasher::Xxh64 { seed: 3 };
+        let rendezvous = RouterSpec::new(Algorithm::Rendezvous).with_hasher(h).build(weighted.clone()).unwrap();
+        let rendezvous_direct = Rendezvous::new(weighted, h).unwrap();
+        let slots = RouterSpec::new(Algorithm::Slots).build(nodes()).unwrap();
+        let slots_direct = RedisSlots::new(nodes()).unwrap();
+        for k in &keys {
+            assert_eq!(default.route(k), libketama.route(k));
+            assert_eq!(rendezvous.route(k), rendezvous_direct.route(k));
+            assert_eq!(slots.route(k), slots_direct.route(k));
+        }
+    }
+
+    #[test]
     fn rejects_options_that_do_not_apply() {
         let cases = [
             (RouterSpec::new(Algorithm::Jump).with_vnodes(10), "vnodes"),
@@ -378,11 +408,8 @@ mod tests {
             (RouterSpec::new(Algorithm::Modulo).with_vnodes(10), "modulo has no virtual nodes"),
             (RouterSpec::new(Algorithm::Ketama).with_hasher(Hasher::default()), "md5 only (got xxh3)"),
             (RouterSpec::new(Algorithm::Slots).with_hasher(Hasher::Md5), "crc16 only"),
-            (RouterSpec::new(Algorithm::Ring).with_ketama_variant("libketama"), "ketama only, not ring"),
-            (
-                RouterSpec::new(Algorithm::Ketama).with_ketama_variant("twemproxy"),
-                "variant: \"twemproxy\" (expected libketama",
-            ),
+            (RouterSpec::new(Algorithm::Ring).with_ketama_variant(KetamaVariant::Libketama), "ketama only, not ring"),
+            (RouterSpec::new(Algorithm::Slots).with_ketama_variant(KetamaVariant::Uhashring), "ketama only, not slots"),
             (RouterSpec::new(Algorithm::Ring).with_vnodes(0), "vnode count 0"),
             (RouterSpec::new(Algorithm::Ring).with_vnodes(u64::MAX), "vnode count"),
         ];
@@ -394,7 +421,7 @@ mod tests {
         }
         assert!(RouterSpec::new(Algorithm::Ketama)
             .with_hasher(Hasher::Md5)
-            .with_ketama_variant("uhashring")
+            .with_ketama_variant(KetamaVariant::Uhashring)
             .validate()
             .is_ok());
     }
@@ -428,7 +455,9 @@ mod tests {
     fn serde_round_trips() {
         let specs = [
             RouterSpec::new(Algorithm::Ring).with_vnodes(100).with_hasher(Hasher::Murmur3X64 { seed: 5 }),
-            RouterSpec::new(Algorithm::Ketama).with_ketama_variant("spymemcached"),
+            RouterSpec::new(Algorithm::Ketama).with_ketama_variant(KetamaVariant::Spymemcached),
+            RouterSpec::new(Algorithm::Rendezvous).with_hasher(Hasher::Xxh64 { seed: 0 }),
+            RouterSpec::new(Algorithm::Slots),
             RouterSpec::new(Algorithm::Jump),
         ];
         for spec in specs {
@@ -448,5 +477,9 @@ mod tests {
                 .unwrap_err()
                 .to_string();
         assert!(err.contains("32 bits"), "{err}");
+        let spec: RouterSpec =
+            toml::from_str("algorithm = \"ketama\"\nketama_variant = \"python-hash-ring\"\n").unwrap();
+        assert_eq!(spec.ketama_variant, Some(KetamaVariant::PythonHashRing));
+        assert!(toml::from_str::<RouterSpec>("algorithm = \"ketama\"\nketama_variant = \"twemproxy\"\n").is_err());
     }
 }

@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 
-use hashroute::{Algorithm, Hasher, Jump, Modulo, Node, NodeSet, Ring, Router, RouterSpec};
+use hashroute::{Hasher, Jump, Ketama, KetamaVariant, Modulo, Node, NodeSet, RedisSlots, Rendezvous, Ring, Router};
 
 const BIN: &str = env!("CARGO_BIN_EXE_hashroute");
 
@@ -238,39 +238,72 @@ fn routing_agrees_with_library_for_each_algorithm() {
         &Jump::new(set.clone(), Hasher::Murmur3X64 { seed: 0 }).unwrap(),
     );
 
-    // TODO(ketama, rendezvous, slots): build these directly (Ketama::new, Rendezvous::new,
-    // RedisSlots::new) once they land in main. Until then the spec is the reference, and while the
-    // spec cannot build them the CLI must fail with one line too.
-    let pending: Vec<(Vec<&str>, RouterSpec, NodeSet)> = vec![
-        (vec!["--algo", "ketama", "--nodes", nodes], RouterSpec::new(Algorithm::Ketama), set.clone()),
-        (vec!["--algo", "ketama", "--nodes-file", file], RouterSpec::new(Algorithm::Ketama), weighted_set.clone()),
-        (
-            vec!["--algo", "ketama", "--nodes", nodes, "--variant", "uhashring"],
-            RouterSpec::new(Algorithm::Ketama).with_ketama_variant("uhashring"),
-            set.clone(),
-        ),
-        (vec!["--algo", "rendezvous", "--nodes", nodes], RouterSpec::new(Algorithm::Rendezvous), set.clone()),
-        (
-            vec!["--algo", "rendezvous", "--nodes", nodes, "--hash", "xxh64"],
-            RouterSpec::new(Algorithm::Rendezvous).with_hasher(Hasher::Xxh64 { seed: 0 }),
-            set.clone(),
-        ),
-        (vec!["--algo", "slots", "--nodes", nodes], RouterSpec::new(Algorithm::Slots), set.clone()),
+    let ketama = |v: KetamaVariant, s: &NodeSet| Ketama::new(s.clone(), v).unwrap();
+    check(&["--algo", "ketama", "--nodes", nodes], &ketama(KetamaVariant::Libketama, &set));
+    check(&["--algo", "ketama", "--nodes-file", file], &ketama(KetamaVariant::Libketama, &weighted_set));
+    check(&["--algo", "ketama", "--nodes", nodes, "--hash", "md5"], &ketama(KetamaVariant::Libketama, &set));
+    for v in KetamaVariant::ALL {
+        check(&["--algo", "ketama", "--nodes-file", file, "--variant", v.name()], &ketama(v, &weighted_set));
+    }
+    check(&["--algo", "rendezvous", "--nodes", nodes], &Rendezvous::new(set.clone(), Hasher::default()).unwrap());
+    check(
+        &["--algo", "rendezvous", "--nodes-file", file],
+        &Rendezvous::new(weighted_set.clone(), Hasher::default()).unwrap(),
+    );
+    check(
+        &["--algo", "rendezvous", "--nodes", nodes, "--hash", "xxh64", "--seed", "9"],
+        &Rendezvous::new(set.clone(), Hasher::Xxh64 { seed: 9 }).unwrap(),
+    );
+    check(&["--algo", "slots", "--nodes", nodes], &RedisSlots::new(set.clone()).unwrap());
+}
+
+/// Through the CLI, every Ketama variant answers what the real client library answered
+/// (`ketama_assignments.csv`), from libketama server files.
+#[test]
+fn ketama_variants_match_real_clients() {
+    let Some(rows) = common::read_csv("ketama_assignments.csv") else { return };
+    // The configurations of `ketama_server_configs.json`, in libketama's server-file format.
+    let eq3 = tmp_file("eq3.txt", b"127.0.0.1:11211\t1\n127.0.0.1:11212\t1\n127.0.0.1:11213\t1\n");
+    let w1234 = tmp_file(
+        "w1234.txt",
+        b"# weights 1..4\n127.0.0.1:11211 1\n127.0.0.1:11212 2\n127.0.0.1:11213 3\n127.0.0.1:11214 4\n",
+    );
+    let columns = [
+        ("libketama", "libketama"),
+        ("uhashring_ketama", "uhashring"),
+        ("libmemcached_ketama_weighted", "libmemcached"),
+        ("libmemcached_ketama_spy", "spymemcached"),
+        ("python_hash_ring", "python-hash-ring"),
     ];
-    for (flags, spec, nodes) in pending {
-        match spec.build(nodes) {
-            Ok(router) => check(&flags, &*router),
-            Err(err) => {
-                let mut args = vec!["route"];
-                args.extend_from_slice(&flags);
-                args.push("k");
-                let out = run(&args, b"");
-                assert!(!out.status.success(), "{flags:?}");
-                assert_eq!(out.stderr.lines().count(), 1);
-                assert!(out.stderr.contains(&err.to_string()), "{}", out.stderr);
+    let mut checked = 0;
+    for (config, file) in [("eq3", &eq3), ("w1234", &w1234)] {
+        let rows: Vec<_> = rows.iter().filter(|r| r["config"] == config).collect();
+        assert!(!rows.is_empty(), "{config}");
+        let input: String = rows.iter().map(|r| format!("{}\n", r["key_utf8_hex"])).collect();
+        for (column, variant) in columns {
+            let args = [
+                "route",
+                "--algo",
+                "ketama",
+                "--variant",
+                variant,
+                "--nodes-file",
+                file.to_str().unwrap(),
+                "--input",
+                "hex",
+            ];
+            let got = pairs(&ok(&args, input.as_bytes()));
+            assert_eq!(got.len(), rows.len());
+            for ((k, node), row) in got.iter().zip(&rows) {
+                assert_eq!(k, &row["key_utf8_hex"]);
+                if !row[column].is_empty() {
+                    assert_eq!(node, &row[column], "{config} {variant} key {:?}", row["key"]);
+                    checked += 1;
+                }
             }
         }
     }
+    assert!(checked > 1000, "{checked}");
 }
 
 #[test]
@@ -398,13 +431,21 @@ fn keys_input(n: usize) -> String {
 }
 
 #[test]
-fn u64_input_with_ring_skips_the_hasher() {
-    let ring = Ring::builder().nodes(["a", "b", "c"]).build().unwrap();
-    let hashes = [0u64, 1, 0xDEAD_BEEF, u64::MAX];
+fn u64_input_skips_the_hasher() {
+    let set = NodeSet::from_names(["a", "b", "c"]).unwrap();
+    let routers: Vec<(&str, Box<dyn Router>)> = vec![
+        ("ring", Box::new(Ring::builder().node_set(set.clone()).build().unwrap())),
+        ("rendezvous", Box::new(Rendezvous::new(set.clone(), Hasher::default()).unwrap())),
+        ("modulo", Box::new(Modulo::new(set.clone(), Hasher::default()))),
+    ];
+    let hashes = [0u64, 1, 2, 0xDEAD_BEEF, u64::MAX];
     let input: String = hashes.iter().map(|h| format!("{h:#x}\n")).collect();
-    let got = pairs(&ok(&["route", "--algo", "ring", "--nodes", "a,b,c", "--input", "u64"], input.as_bytes()));
-    for ((_, node), h) in got.iter().zip(hashes) {
-        assert_eq!(node, ring.node_name(ring.route_hash(h).unwrap()));
+    for (algo, router) in routers {
+        let got = pairs(&ok(&["route", "--algo", algo, "--nodes", "a,b,c", "--input", "u64"], input.as_bytes()));
+        for ((k, node), h) in got.iter().zip(hashes) {
+            assert_eq!(k, &format!("{h:#x}"));
+            assert_eq!(node, router.node_name(router.route_hash(h).unwrap()), "{algo} {h}");
+        }
     }
 }
 
@@ -416,6 +457,8 @@ fn replicas_agree_with_library() {
         ("ring", Box::new(Ring::builder().node_set(set.clone()).build().unwrap())),
         ("jump", Box::new(Jump::new(set.clone(), Hasher::default()).unwrap())),
         ("modulo", Box::new(Modulo::new(set.clone(), Hasher::default()))),
+        ("ketama", Box::new(Ketama::new(set.clone(), KetamaVariant::Libketama).unwrap())),
+        ("rendezvous", Box::new(Rendezvous::new(set.clone(), Hasher::default()).unwrap())),
     ];
     let input = keys_input(200);
     for (algo, router) in &routers {

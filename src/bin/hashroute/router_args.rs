@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use hashroute::{Algorithm, Error, Hasher, NodeSet, Router, RouterSpec};
+use hashroute::{Algorithm, Error, Hasher, KetamaVariant, NodeSet, Router, RouterSpec};
 
 use crate::failure::Failure;
 use crate::keys::parse_u64_arg;
@@ -79,7 +79,7 @@ impl AlgoArgs {
         let algorithm = Algorithm::from_name(&self.algo)?;
         let mut spec = RouterSpec::new(algorithm);
         spec.vnodes = self.vnodes;
-        spec.ketama_variant = self.variant.clone();
+        spec.ketama_variant = self.variant.as_deref().map(KetamaVariant::from_name).transpose()?;
         spec.hasher = match (&self.hash, self.seed) {
             (None, None) => None,
             (Some(name), seed) => Some(Hasher::from_name(name, seed.unwrap_or(0))?),

@@ -30,23 +30,9 @@ pub(crate) fn run(args: SlotArgs) -> Result<(), Failure> {
         let Key::Bytes(bytes) = key else { unreachable!("u64 input is rejected above") };
         number.clear();
         // Writing into a String cannot fail.
-        let _ = std::fmt::Write::write_fmt(&mut number, format_args!("{}", key_slot(bytes)));
+        let _ = std::fmt::Write::write_fmt(&mut number, format_args!("{}", hashroute::slots::key_slot(bytes)));
         write_line(&mut out, raw, number.as_bytes())
     })?;
     out.flush()?;
     Ok(())
-}
-
-/// TODO(slots): replace with `hashroute::slots::key_slot` once `RedisSlots` lands in main; this
-/// stand-in follows the Redis Cluster specification so the subcommand works meanwhile.
-fn key_slot(key: &[u8]) -> u16 {
-    let tagged = key
-        .iter()
-        .position(|&b| b == b'{')
-        .and_then(|open| {
-            let rest = &key[open + 1..];
-            rest.iter().position(|&b| b == b'}').map(|close| &rest[..close])
-        })
-        .filter(|tag| !tag.is_empty());
-    hashroute::hash::crc16_xmodem(tagged.unwrap_or(key)) % 16384
 }
