@@ -9,7 +9,9 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use hashroute::{Hasher, Jump, KeyHasher, Modulo, Node, NodeSet, Ring, Router};
+use hashroute::{
+    Hasher, Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeSet, RedisSlots, Rendezvous, Ring, Router,
+};
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
@@ -79,6 +81,15 @@ fn routers() -> Vec<(&'static str, Box<dyn Router>)> {
         ("ring-v160-weighted", ring(160, Hasher::default(), weighted_cluster())),
         ("jump-xxh3", Box::new(Jump::new(cluster(10), Hasher::default()).unwrap())),
         ("modulo-xxh3", Box::new(Modulo::new(cluster(10), Hasher::default()))),
+        ("rendezvous-xxh3", Box::new(Rendezvous::new(cluster(10), Hasher::default()).unwrap())),
+        ("rendezvous-weighted", Box::new(Rendezvous::new(weighted_cluster(), Hasher::default()).unwrap())),
+        ("rendezvous-go", Box::new(Rendezvous::go_rendezvous(cluster(10)).unwrap())),
+        ("slots-redis-cli-5", Box::new(RedisSlots::new(cluster(5)).unwrap())),
+        ("ketama-libketama-weighted", Box::new(Ketama::new(weighted_cluster(), KetamaVariant::Libketama).unwrap())),
+        ("ketama-uhashring", Box::new(Ketama::new(cluster(10), KetamaVariant::Uhashring).unwrap())),
+        ("ketama-libmemcached", Box::new(Ketama::new(cluster(10), KetamaVariant::Libmemcached).unwrap())),
+        ("ketama-spymemcached", Box::new(Ketama::new(cluster(10), KetamaVariant::Spymemcached).unwrap())),
+        ("ketama-python-hash-ring", Box::new(Ketama::new(cluster(10), KetamaVariant::PythonHashRing).unwrap())),
     ]
 }
 

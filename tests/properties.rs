@@ -5,7 +5,10 @@
 
 use std::collections::HashSet;
 
-use hashroute::{Failover, Hasher, Jump, Modulo, NodeId, NodeSet, ParRouteBatch, Ring, Router};
+use hashroute::{
+    Failover, Hasher, Jump, Ketama, KetamaVariant, Modulo, Node, NodeId, NodeSet, ParRouteBatch, Rendezvous, Ring,
+    Router,
+};
 use proptest::prelude::*;
 
 type Build = fn(&NodeSet) -> hashroute::Result<Box<dyn Router>>;
@@ -22,16 +25,48 @@ fn ring_md5(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
 fn jump(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
     Ok(Box::new(Jump::new(set.clone(), Hasher::default())?))
 }
+fn ketama(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
+    Ok(Box::new(Ketama::new(set.clone(), KetamaVariant::Libketama)?))
+}
+fn ketama_uhashring(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
+    Ok(Box::new(Ketama::new(set.clone(), KetamaVariant::Uhashring)?))
+}
+fn rendezvous(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
+    Ok(Box::new(Rendezvous::new(set.clone(), Hasher::default())?))
+}
+/// Rendezvous with unequal weights (the logarithmic method), from the same names.
+fn rendezvous_weighted(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
+    let weighted =
+        NodeSet::new(set.iter().map(|(_, n)| Node::new(n.name()).with_weight(1.0 + (n.name().len() % 3) as f64)))?;
+    Ok(Box::new(Rendezvous::new(weighted, Hasher::default())?))
+}
 fn modulo(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
     Ok(Box::new(Modulo::new(set.clone(), Hasher::default())))
 }
 
 /// Routers whose routes do not depend on node order, and which move keys minimally when an
 /// arbitrary node joins or leaves.
-const ORDER_FREE: &[(&str, Build)] = &[("ring", ring), ("naive-ring", naive_ring), ("ring-md5", ring_md5)];
+const ORDER_FREE: &[(&str, Build)] = &[
+    ("ring", ring),
+    ("naive-ring", naive_ring),
+    ("ring-md5", ring_md5),
+    ("ketama", ketama),
+    ("ketama-uhashring", ketama_uhashring),
+    ("rendezvous", rendezvous),
+    ("rendezvous-weighted", rendezvous_weighted),
+];
 /// Every router with a preference list.
-const ALL: &[(&str, Build)] =
-    &[("ring", ring), ("naive-ring", naive_ring), ("ring-md5", ring_md5), ("jump", jump), ("modulo", modulo)];
+const ALL: &[(&str, Build)] = &[
+    ("ring", ring),
+    ("naive-ring", naive_ring),
+    ("ring-md5", ring_md5),
+    ("ketama", ketama),
+    ("ketama-uhashring", ketama_uhashring),
+    ("rendezvous", rendezvous),
+    ("rendezvous-weighted", rendezvous_weighted),
+    ("jump", jump),
+    ("modulo", modulo),
+];
 
 fn names(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}{i}")).collect()
@@ -163,6 +198,10 @@ proptest! {
             let r = build(&set).unwrap();
             let hasher = match *label {
                 "ring-md5" => Hasher::Md5,
+                l if l.starts_with("ketama") => {
+                    prop_assert!(r.route_hash(1).is_err(), "ketama's key hash is 32 bits");
+                    continue;
+                }
                 _ => Hasher::default(),
             };
             for k in keys(seed, 50) {
@@ -176,7 +215,7 @@ proptest! {
 #[test]
 fn edge_hashes_route_somewhere_valid() {
     let set = NodeSet::from_names(names("e", 5)).unwrap();
-    for (label, build) in ALL {
+    for (label, build) in ALL.iter().filter(|(l, _)| !l.starts_with("ketama")) {
         let r = build(&set).unwrap();
         for h in [0, 1, u64::MAX - 1, u64::MAX] {
             assert!(r.route_hash(h).unwrap().index() < 5, "{label}");
