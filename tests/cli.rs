@@ -617,6 +617,15 @@ fn cli_reproduces_golden_routes() {
         ("ring-v160-weighted", vec!["--algo", "ring", "--nodes-file", weighted_file]),
         ("jump-xxh3", vec!["--algo", "jump", "--nodes", &c10]),
         ("modulo-xxh3", vec!["--algo", "modulo", "--hash", "xxh3", "--nodes", &c10]),
+        ("rendezvous-xxh3", vec!["--algo", "rendezvous", "--nodes", &c10]),
+        ("rendezvous-weighted", vec!["--algo", "rendezvous", "--nodes-file", weighted_file]),
+        ("slots-redis-cli-5", vec!["--algo", "slots", "--nodes", &c5]),
+        ("ketama-libketama-weighted", vec!["--algo", "ketama", "--nodes-file", weighted_file]),
+        ("ketama-uhashring", vec!["--algo", "ketama", "--variant", "uhashring", "--nodes", &c10]),
+        ("ketama-libmemcached", vec!["--algo", "ketama", "--variant", "libmemcached", "--nodes", &c10]),
+        ("ketama-spymemcached", vec!["--algo", "ketama", "--variant", "spymemcached", "--nodes", &c10]),
+        ("ketama-python-hash-ring", vec!["--algo", "ketama", "--variant", "python-hash-ring", "--nodes", &c10]),
+        // Not reachable from the CLI yet: rendezvous-go (Rendezvous::go_rendezvous has no flag).
     ];
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     for (name, flags) in configs {
