@@ -47,6 +47,7 @@
 #![warn(missing_docs)]
 
 pub mod algo;
+pub mod config;
 pub mod error;
 pub mod failover;
 pub mod hash;
@@ -60,6 +61,7 @@ pub use algo::modulo::Modulo;
 pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::{Ring, RingBuilder};
 pub use algo::slots::{self as slots, RedisSlots};
+pub use config::{Algorithm, RouterSpec};
 pub use error::{Error, Result};
 pub use failover::Failover;
 pub use hash::{Hasher, KeyHasher};
