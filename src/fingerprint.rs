@@ -7,8 +7,10 @@
 //! | router | encoded | node order matters? |
 //! |---|---|---|
 //! | [`Ring`] | algorithm, hasher (+ seed), node names sorted, every point and its owner's rank in that sorted list | no |
+//! | [`Ketama`] | algorithm, variant, node names sorted, every point and its owner's rank | no |
 //! | [`Modulo`], [`Jump`] | algorithm, hasher (+ seed), node names in id order | yes (node `i` is bucket `i`) |
-//! | anything else ([`View::Opaque`]) | algorithm, node names + weights (sorted by name for order-independent algorithms), and the routes of a fixed probe set of keys and hashes | as the algorithm |
+//! | [`RedisSlots`] | algorithm, every maximal slot range and its owner's name | yes (as the layout) |
+//! | anything else ([`View::Opaque`]: trait objects, [`Rendezvous`], [`Failover`]) | algorithm, node names + weights (sorted by name for order-independent algorithms), and the routes of a fixed probe set of keys and hashes | as the algorithm |
 //!
 //! The encoding starts with a version tag, so a deliberate change of the encoding is visible as
 //! a new tag; golden values in the tests freeze it. Labels never enter a fingerprint: they do
@@ -28,8 +30,11 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::algo::jump::Jump;
+use crate::algo::ketama::Ketama;
 use crate::algo::modulo::Modulo;
+use crate::algo::rendezvous::Rendezvous;
 use crate::algo::ring::Ring;
+use crate::algo::slots::RedisSlots;
 use crate::error::{Error, Result};
 use crate::failover::Failover;
 use crate::hash::Hasher;
@@ -57,6 +62,10 @@ pub enum View<'a> {
     Modulo(&'a Modulo),
     /// Jump consistent hash.
     Jump(&'a Jump),
+    /// A Ketama continuum (32-bit points).
+    Ketama(&'a Ketama),
+    /// Redis Cluster slots.
+    Slots(&'a RedisSlots),
     /// A router known only through the [`Router`] trait.
     Opaque(&'a dyn Router),
 }
@@ -67,6 +76,8 @@ impl fmt::Debug for View<'_> {
             View::Ring(r) => ("Ring", r),
             View::Modulo(r) => ("Modulo", r),
             View::Jump(r) => ("Jump", r),
+            View::Ketama(r) => ("Ketama", r),
+            View::Slots(r) => ("Slots", r),
             View::Opaque(r) => ("Opaque", r),
         };
         write!(f, "View::{kind}({} over {} nodes)", r.algorithm(), r.node_count())
@@ -96,6 +107,26 @@ impl Inspect for Modulo {
 impl Inspect for Jump {
     fn view(&self) -> View<'_> {
         View::Jump(self)
+    }
+}
+
+impl Inspect for Ketama {
+    fn view(&self) -> View<'_> {
+        View::Ketama(self)
+    }
+}
+
+impl Inspect for RedisSlots {
+    fn view(&self) -> View<'_> {
+        View::Slots(self)
+    }
+}
+
+impl Inspect for Rendezvous {
+    /// Opaque for now: the scoring mode (default or go-rendezvous compatible) has no public
+    /// accessor, so the probe encoding is what captures it.
+    fn view(&self) -> View<'_> {
+        View::Opaque(self)
     }
 }
 
@@ -194,6 +225,27 @@ pub fn canonical_bytes<R: Inspect + ?Sized>(router: &R) -> Vec<u8> {
             c.str("exact");
             c.hasher(j.hasher());
             c.names_in_order(j.nodes());
+        }
+        View::Ketama(k) => {
+            c.str("exact");
+            c.str(k.variant().name());
+            let ranks = c.sorted_names(k.nodes());
+            c.u64(k.points().len() as u64);
+            for (&p, &o) in k.points().iter().zip(k.owners()) {
+                c.u32(p);
+                c.u32(ranks[o as usize]);
+            }
+        }
+        View::Slots(s) => {
+            c.str("exact");
+            // Slot ranges with owner names: order-dependent exactly as the layout is.
+            let ranges = s.ranges();
+            c.u64(ranges.len() as u64);
+            for (range, owner) in ranges {
+                c.u32(u32::from(*range.start()));
+                c.u32(u32::from(*range.end()));
+                c.str(s.node_name(owner));
+            }
         }
         View::Opaque(r) => probe(&mut c, r),
     }

@@ -15,14 +15,15 @@
 //!
 //! Nodes are compared by **name**: ids are per-router indices.
 //!
-//! Hooks for routers being written elsewhere (search for `HOOK(`): Ketama (u32 points, the same
-//! merge over a 2^32 circle via [`plan_points`]) and Redis slots (slot ranges over
-//! [`KeySpace::Slots`]).
+//! - **Ketama** ([`plan_ketama`]): the same merge over the 2^32 circle. **Redis slots**
+//!   ([`plan_slots`]): the slot ranges that change owner.
 
 use std::collections::HashMap;
 use std::fmt;
 
+use crate::algo::ketama::Ketama;
 use crate::algo::ring::Ring;
+use crate::algo::slots::{RedisSlots, SLOTS};
 use crate::error::{Error, Result};
 use crate::fingerprint::{Inspect, View};
 use crate::node::NodeSet;
@@ -453,26 +454,55 @@ fn ring_side(r: &Ring) -> PointSet<'_, u64> {
     PointSet { points: r.points(), owners: r.owners(), nodes: r.nodes(), algorithm: "ring" }
 }
 
-// HOOK(ketama): when `Ketama` (u32 points, `points() -> &[u32]`, `owners() -> &[u32]`) lands,
-// add `View::Ketama` in fingerprint.rs and:
-//     pub fn plan_ketama(before: &Ketama, after: &Ketama) -> Result<MigrationPlan> {
-//         // same variant required (point names and lookup rule differ between variants)
-//         plan_points(PointSet { points: before.points(), .. }, PointSet { .. }, KeySpace::Hash32)
-//     }
-// and a `(View::Ketama(a), View::Ketama(b))` arm in `plan`. (uhashring's `>` lookup owns a
-// point's own hash by the next point: shift every range by one, or sample for that variant.)
-//
-// HOOK(slots): when `RedisSlots` lands (`ranges() -> Vec<(RangeInclusive<u16>, NodeId)>`,
-// `slot_owner(slot)`), add `View::Slots` and:
-//     pub fn plan_slots(before: &RedisSlots, after: &RedisSlots) -> Result<MigrationPlan> {
-//         let (names, bmap, amap) = name_table(before.nodes(), after.nodes());
-//         let mut tally = Tally::new(names.len());
-//         for slot in 0..16384u16 {   // 16384 steps; or walk both range lists
-//             tally.add(slot.into(), slot.into(), bmap[before.slot_owner(slot).index()],
-//                       amap[after.slot_owner(slot).index()], true);
-//         }
-//         Ok(tally.finish(names, KeySpace::Slots, "slots", "slots"))
-//     }
+/// The exact plan between two Ketama continuums (any variants: every variant hashes keys with
+/// [`Ketama::key_hash`]; a variant that looks up the first point strictly greater than the hash
+/// is converted to the equivalent "at or after" point set first). Ranges are over the 32-bit
+/// circle ([`KeySpace::Hash32`]). O(P₁ + P₂).
+///
+/// # Errors
+/// None in practice (the `Result` is [`plan_points`]'s).
+pub fn plan_ketama(before: &Ketama, after: &Ketama) -> Result<MigrationPlan> {
+    let (bp, bo) = ketama_at_or_after(before);
+    let (ap, ao) = ketama_at_or_after(after);
+    plan_points(
+        PointSet { points: &bp, owners: &bo, nodes: before.nodes(), algorithm: "ketama" },
+        PointSet { points: &ap, owners: &ao, nodes: after.nodes(), algorithm: "ketama" },
+        KeySpace::Hash32,
+    )
+}
+
+/// Ketama's points as an "at or after" point set. With "strictly greater" lookup, hash `h` is
+/// owned by the first point `p > h`, i.e. the first `p - 1 >= h`: every point shifts down by
+/// one, and points at 0 (owning only through the wrap) move to the top as `u32::MAX`. The
+/// lookup rule is detected through [`Ketama::point_index`] (the first point owns its own hash
+/// only under "at or after").
+fn ketama_at_or_after(k: &Ketama) -> (Vec<u32>, Vec<u32>) {
+    let (points, owners) = (k.points(), k.owners());
+    let strictly_greater = k.point_index(points[0]) != 0;
+    if !strictly_greater {
+        return (points.to_vec(), owners.to_vec());
+    }
+    let zeros = points.partition_point(|&p| p == 0);
+    let shifted = points[zeros..].iter().map(|&p| p - 1).chain(points[..zeros].iter().map(|_| u32::MAX)).collect();
+    let rotated = owners[zeros..].iter().chain(&owners[..zeros]).copied().collect();
+    (shifted, rotated)
+}
+
+/// The exact plan between two Redis Cluster slot layouts: the slot ranges that change owner
+/// ([`KeySpace::Slots`]). O(16384).
+///
+/// # Errors
+/// None in practice; the `Result` keeps the signature uniform.
+pub fn plan_slots(before: &RedisSlots, after: &RedisSlots) -> Result<MigrationPlan> {
+    let (names, bmap, amap) = name_table(before.nodes(), after.nodes());
+    let mut tally = Tally::new(names.len());
+    for slot in 0..SLOTS {
+        let from = bmap[before.slot_owner(slot).index()];
+        let to = amap[after.slot_owner(slot).index()];
+        tally.add(u64::from(slot), u64::from(slot), from, to, true);
+    }
+    Ok(tally.finish(names, KeySpace::Slots, "slots", "slots"))
+}
 
 /// The fraction of `keys` whose owner (by name) differs between `before` and `after`; `0.0` for
 /// an empty sample. Cost: two lookups per key.
@@ -508,7 +538,8 @@ pub fn default_sample(count: usize) -> Vec<Vec<u8>> {
     (0..count).map(|i| format!("key:{i}").into_bytes()).collect()
 }
 
-/// The best plan available: exact for two rings with the same hasher, otherwise estimated from
+/// The best plan available: exact for two rings with the same hasher, two Ketama continuums, or
+/// two slot layouts; otherwise estimated from
 /// [`DEFAULT_SAMPLE`] keys of [`default_sample`].
 ///
 /// Trait objects (`&dyn Router`, `Box<dyn Router>`) are opaque (see [`Inspect`]) and therefore
@@ -521,10 +552,11 @@ where
     A: Inspect + ?Sized,
     B: Inspect + ?Sized,
 {
-    if let (View::Ring(a), View::Ring(b)) = (before.view(), after.view()) {
-        if a.hasher() == b.hasher() {
-            return plan_rings(a, b);
-        }
+    match (before.view(), after.view()) {
+        (View::Ring(a), View::Ring(b)) if a.hasher() == b.hasher() => return plan_rings(a, b),
+        (View::Ketama(a), View::Ketama(b)) => return plan_ketama(a, b),
+        (View::Slots(a), View::Slots(b)) => return plan_slots(a, b),
+        _ => {}
     }
     let sample = default_sample(DEFAULT_SAMPLE);
     let keys: Vec<&[u8]> = sample.iter().map(Vec::as_slice).collect();
@@ -536,6 +568,8 @@ fn as_dyn<R: Inspect + ?Sized>(r: &R) -> &dyn Router {
         View::Ring(x) => x,
         View::Modulo(x) => x,
         View::Jump(x) => x,
+        View::Ketama(x) => x,
+        View::Slots(x) => x,
         View::Opaque(x) => x,
     }
 }

@@ -4,10 +4,10 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use hashroute::fingerprint::canonical_bytes;
-use hashroute::migration::{plan, plan_rings, plan_sampled, sampled_fraction};
+use hashroute::migration::{plan, plan_ketama, plan_rings, plan_sampled, plan_slots, sampled_fraction, KeySpace};
 use hashroute::{
-    fingerprint, replicas_with_policy, Error, Hasher, Jump, Modulo, Node, NodeSet, PlacementPolicy, Ring, Router,
-    SharedRouter,
+    fingerprint, replicas_with_policy, Error, Hasher, Jump, Ketama, KetamaVariant, Modulo, Node, NodeSet,
+    PlacementPolicy, RedisSlots, Ring, Router, SharedRouter,
 };
 use proptest::prelude::*;
 
@@ -185,6 +185,68 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+    /// Ketama plans (both lookup rules) agree with `route_hash32` on random and edge hashes.
+    #[test]
+    fn ketama_ranges_agree_with_route_hash32(
+        n in 1usize..5,
+        variant in 0usize..5,
+        other in 0usize..5,
+        grow in any::<bool>(),
+        hashes in proptest::collection::vec(any::<u32>(), 64),
+    ) {
+        let set = NodeSet::from_names(names(n)).unwrap();
+        let before = Ketama::new(set, KetamaVariant::ALL[variant]).unwrap();
+        let after = if grow {
+            before.with_node(Node::new("x")).unwrap()
+        } else {
+            Ketama::new(before.nodes().clone(), KetamaVariant::ALL[other]).unwrap()
+        };
+        let p = plan_ketama(&before, &after).unwrap();
+        prop_assert_eq!(p.space(), KeySpace::Hash32);
+        let moves: Vec<_> = p.moves().collect();
+        let mut probes = hashes.clone();
+        for m in &moves {
+            let (s, e) = (m.start as u32, m.end as u32);
+            probes.extend([s, e, s.wrapping_sub(1), e.wrapping_add(1)]);
+        }
+        probes.extend(before.points().iter().chain(after.points()).flat_map(|&p| [p, p.wrapping_add(1), p.wrapping_sub(1)]));
+        probes.extend([0, u32::MAX]);
+        for h in probes {
+            let old = before.node_name(before.route_hash32(h));
+            let new = after.node_name(after.route_hash32(h));
+            match moves.iter().find(|m| m.start <= u64::from(h) && u64::from(h) <= m.end) {
+                Some(m) => prop_assert_eq!((m.from, m.to), (old, new)),
+                None => prop_assert_eq!(old, new, "hash {:#x} moved outside every range", h),
+            }
+        }
+    }
+}
+
+#[test]
+fn ketama_and_slots_dispatch_exactly() {
+    let set = NodeSet::from_names(["a:11211", "b:11211", "c:11211"]).unwrap();
+    let k1 = Ketama::new(set.clone(), KetamaVariant::Libketama).unwrap();
+    let k2 = k1.with_node(Node::new("d:11211")).unwrap();
+    let p = plan(&k1, &k2).unwrap();
+    assert!(p.is_exact());
+    assert!(p.moves().all(|m| m.to == "d:11211"));
+    let sample = keys(100_000);
+    let sampled = sampled_fraction(&k1, &k2, &refs(&sample));
+    assert!((sampled - p.moved_fraction()).abs() < 0.01, "{sampled} vs {}", p.moved_fraction());
+
+    let s1 = RedisSlots::new(set).unwrap();
+    let s2 = s1.move_slots(100..=199, "c:11211").unwrap();
+    let p = plan_slots(&s1, &s2).unwrap();
+    let moves: Vec<_> = p.moves().map(|m| (m.start, m.end, m.from, m.to)).collect();
+    assert_eq!(moves, [(100, 199, "a:11211", "c:11211")]);
+    assert_eq!(p.moved_units(), 100);
+    assert_eq!(plan(&s1, &s2).unwrap().moved_units(), 100);
+    assert!(p.to_string().contains("100..=199 a:11211 -> c:11211"));
+    assert_eq!(plan_slots(&s1, &s1).unwrap().moved_units(), 0);
+}
+
 // ---------------------------------------------------------------- placement
 
 fn zoned_nodes(zones: &[&str], per_zone: usize) -> NodeSet {
@@ -249,6 +311,22 @@ fn golden_fingerprints() {
 
 const GOLDEN: [&str; 3] =
     ["aba4c3ea365610407903d2230fe2f1bb", "8fa8fe4423a0bfbfc3a1db20b0a16951", "fbcd78fe292646f2320a0c0cbe072aa8"];
+
+#[test]
+fn golden_fingerprints_ketama_and_slots() {
+    let set = NodeSet::from_names(["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"]).unwrap();
+    let ketama = Ketama::new(set.clone(), KetamaVariant::Libketama).unwrap();
+    let slots = RedisSlots::new(set.clone()).unwrap();
+    let got = [fingerprint(&ketama).to_string(), fingerprint(&slots).to_string()];
+    assert_eq!(got, GOLDEN_KS);
+    // Ketama ignores node order; slots do not.
+    let reversed = NodeSet::new(set.as_slice().iter().rev().cloned()).unwrap();
+    assert_eq!(fingerprint(&Ketama::new(reversed.clone(), KetamaVariant::Libketama).unwrap()), fingerprint(&ketama));
+    assert_ne!(fingerprint(&RedisSlots::new(reversed).unwrap()), fingerprint(&slots));
+    assert_ne!(fingerprint(&Ketama::new(set, KetamaVariant::Uhashring).unwrap()), fingerprint(&ketama));
+}
+
+const GOLDEN_KS: [&str; 2] = ["2fdb7608c4774b2a718beb5e29d09cf8", "ea5fafb167b04c6824b1c2cad2c5dd3b"];
 
 #[test]
 fn fingerprint_encoding_starts_with_version_and_algorithm() {
