@@ -47,6 +47,8 @@
 #![warn(missing_docs)]
 
 pub mod algo;
+#[cfg(feature = "serde")]
+pub mod cluster_config;
 pub mod config;
 pub mod error;
 pub mod failover;
