@@ -2,7 +2,7 @@
 //!
 //! [`ClusterConfig`] = a [`RouterSpec`] (algorithm and parameters) plus the node list (names,
 //! weights, labels) in order. Saved as JSON or TOML and loaded elsewhere, it rebuilds a router
-//! with bit-identical routes, which [`crate::fingerprint`] can confirm:
+//! with bit-identical routes, which [`crate::fingerprint()`] can confirm:
 //!
 //! ```
 //! use hashroute::cluster_config::{ClusterConfig, NodeConfig};

@@ -8,15 +8,27 @@
 //!   arc between consecutive boundaries has one owner before and one after, so the moving hash
 //!   ranges and the moved fraction come out exactly (u128 arithmetic over the 2^64 circle), in
 //!   O(P₁ + P₂) time. Both rings must hash keys the same way.
+//! - **Ketama** ([`plan_ketama`]): the same merge over the 2^32 circle. **Redis slots**
+//!   ([`plan_slots`]): the slot ranges that change owner.
 //! - **Any router** ([`plan_sampled`], [`sampled_fraction`]): route a key sample through both and
 //!   compare owners by name. An estimate with binomial noise ≈ `sqrt(f(1-f)/k)` for k keys.
-//! - [`plan`] picks the exact method when both routers are rings with the same hasher (see
-//!   [`Inspect`]), and otherwise samples [`DEFAULT_SAMPLE`] deterministic keys.
+//! - [`plan`] picks the exact method when both routers are of the same exact kind (rings with the
+//!   same hasher, Ketama, slots; see [`Inspect`]), and otherwise samples [`DEFAULT_SAMPLE`]
+//!   deterministic keys.
 //!
 //! Nodes are compared by **name**: ids are per-router indices.
 //!
-//! - **Ketama** ([`plan_ketama`]): the same merge over the 2^32 circle. **Redis slots**
-//!   ([`plan_slots`]): the slot ranges that change owner.
+//! The CLI's `hashroute migrate` is a few lines:
+//!
+//! ```
+//! # use hashroute::{config::{Algorithm, RouterSpec}, NodeSet, Ring};
+//! let from = NodeSet::parse("a\nb\nc\n")?;
+//! let to = NodeSet::parse("a\nb\nc\nd\n")?;
+//! let spec = RouterSpec::new(Algorithm::Ring);
+//! let plan = hashroute::migration::plan(&*spec.build(from)?, &*spec.build(to)?)?;
+//! print!("{plan}"); // sampled: `Box<dyn Router>` is opaque until `Router` can downcast
+//! # Ok::<(), hashroute::Error>(())
+//! ```
 
 use std::collections::HashMap;
 use std::fmt;
