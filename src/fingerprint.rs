@@ -140,6 +140,10 @@ impl<R: Router> Inspect for Failover<R> {
 impl Inspect for dyn Router + '_ {
     fn view(&self) -> View<'_> {
         // The trait offers no downcast (see the module docs), so a trait object stays opaque.
+        // Once `Router` has `fn as_any(&self) -> &dyn Any`, this becomes:
+        //     let any = self.as_any();
+        //     if let Some(r) = any.downcast_ref::<Ring>() { return View::Ring(r) } ... (each type)
+        //     if let Some(b) = any.downcast_ref::<Box<dyn Router>>() { return (**b).view() }
         View::Opaque(self)
     }
 }
@@ -391,6 +395,22 @@ mod tests {
         // A Box of a concrete router keeps the exact encoding.
         let exact = Box::new(ring(&["x", "y", "z"]));
         assert_eq!(fingerprint(&exact), fingerprint(&ring(&["y", "x", "z"])));
+    }
+
+    #[test]
+    fn rendezvous_and_failover_use_the_probe_encoding() {
+        let names = ["a", "b", "c", "d"];
+        let rev: Vec<&str> = names.iter().rev().copied().collect();
+        let h = Hasher::default();
+        let r1 = Rendezvous::new(NodeSet::from_names(names).unwrap(), h).unwrap();
+        let r2 = Rendezvous::new(NodeSet::from_names(&rev).unwrap(), h).unwrap();
+        assert_eq!(fingerprint(&r1), fingerprint(&r2), "rendezvous ignores node order");
+        let r3 = Rendezvous::new(NodeSet::from_names(names).unwrap(), Hasher::Xxh64 { seed: 0 }).unwrap();
+        assert_ne!(fingerprint(&r1), fingerprint(&r3));
+        let mut f = Failover::new(ring(&names)).unwrap();
+        let up = fingerprint(&f);
+        f.mark_down("a").unwrap();
+        assert_ne!(fingerprint(&f), up, "a down node changes routes");
     }
 
     #[test]
