@@ -138,12 +138,31 @@ impl<R: Router> Inspect for Failover<R> {
 }
 
 impl Inspect for dyn Router + '_ {
+    /// Downcasts to the concrete router when it is one this module knows (so a
+    /// `Box<dyn Router>` from `RouterSpec::build` gets the exact encoding), else opaque.
     fn view(&self) -> View<'_> {
-        // The trait offers no downcast (see the module docs), so a trait object stays opaque.
-        // Once `Router` has `fn as_any(&self) -> &dyn Any`, this becomes:
-        //     let any = self.as_any();
-        //     if let Some(r) = any.downcast_ref::<Ring>() { return View::Ring(r) } ... (each type)
-        //     if let Some(b) = any.downcast_ref::<Box<dyn Router>>() { return (**b).view() }
+        let any = self.as_any();
+        if let Some(r) = any.downcast_ref::<Ring>() {
+            return r.view();
+        }
+        if let Some(r) = any.downcast_ref::<Ketama>() {
+            return r.view();
+        }
+        if let Some(r) = any.downcast_ref::<Modulo>() {
+            return r.view();
+        }
+        if let Some(r) = any.downcast_ref::<Jump>() {
+            return r.view();
+        }
+        if let Some(r) = any.downcast_ref::<RedisSlots>() {
+            return r.view();
+        }
+        if let Some(b) = any.downcast_ref::<Box<dyn Router>>() {
+            return (**b).view();
+        }
+        if let Some(a) = any.downcast_ref::<Arc<dyn Router>>() {
+            return (**a).view();
+        }
         View::Opaque(self)
     }
 }

@@ -75,5 +75,5 @@ pub use hash::{Hasher, KeyHasher};
 pub use migration::MigrationPlan;
 pub use node::{Node, NodeId, NodeSet};
 pub use placement::{replicas_with_policy, PlacementPolicy, Spread, Topology};
-pub use router::{ParRouteBatch, Router};
+pub use router::{AsAny, ParRouteBatch, Router};
 pub use shared::SharedRouter;
