@@ -161,7 +161,11 @@ fn bounded_loads_movement_on_membership_change() {
     let set = NodeSet::from_names(names(n)).unwrap();
     let ring = Ring::builder().vnodes(160).node_set(set.clone()).build().unwrap();
     let joined = Ring::builder().vnodes(160).node_set(set.with_node(Node::new("newcomer")).unwrap()).build().unwrap();
-    let left = Ring::builder().vnodes(160).node_set(set.without_node(set.name(NodeId::from_index(3))).unwrap()).build().unwrap();
+    let left = Ring::builder()
+        .vnodes(160)
+        .node_set(set.without_node(set.name(NodeId::from_index(3))).unwrap())
+        .build()
+        .unwrap();
     let plain_join = moved(&ring, &joined, m);
     for eps in [0.1, 0.25, 0.5, 1.0] {
         let mut b = BoundedLoads::new(ring.clone(), eps).unwrap();
@@ -187,4 +191,18 @@ fn bounded_loads_movement_on_membership_change() {
         assert!((moved_join as f64) / per_node < 4.0 / (eps * eps) + 4.0, "eps {eps}: {moved_join}");
         assert!((moved_leave as f64) / per_node < 4.0 / (eps * eps) + 4.0, "eps {eps}: {moved_leave}");
     }
+}
+
+/// The existing `maglev` crate takes seconds and over a gigabyte at this size; this build is
+/// O(M + N) memory and milliseconds in release builds. Printed with `--nocapture`.
+#[test]
+fn maglev_build_at_1000_nodes() {
+    let set = NodeSet::from_names(names(1000)).unwrap();
+    let t = std::time::Instant::now();
+    let m = Maglev::new(set, Hasher::default(), 65537).unwrap();
+    let took = t.elapsed();
+    println!("maglev build: 1000 nodes, M = 65537: {took:?}, {} bytes held", m.memory_bytes());
+    assert_eq!(m.table().len(), 65537);
+    assert!(m.memory_bytes() < 65537 * 4 + 1000 * 200, "{}", m.memory_bytes());
+    assert!(took.as_secs_f64() < 10.0, "{took:?}");
 }
