@@ -32,8 +32,10 @@ use crate::router::Router;
 ///   invariant holds again. Keys that overflowed earlier are *not* pulled back when their
 ///   preferred node frees up (the allocation depends on the history, as in the paper's
 ///   online setting); [`rebuild`](BoundedLoads::rebuild) recomputes a history-free allocation.
-/// - **Cost**: assign walks the preference list until a node has room (O(1/ε) steps expected);
-///   memory is one map entry per live key (the key bytes are stored once, shared).
+/// - **Cost**: assign walks the preference list until a node has room (the paper bounds the
+///   expected walk by a function of ε alone, independent of n and m); release is O(log m) plus
+///   any shedding. Memory: one map entry and one tree entry per live key (key bytes stored once,
+///   shared). The std `HashMap` is only an index: no route depends on its iteration order.
 #[derive(Debug)]
 pub struct BoundedLoads<R: Router> {
     router: R,
