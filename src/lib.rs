@@ -30,6 +30,7 @@
 //! | [`Maglev`] | 4 B × M (M = 65537) | O(1) | ≈ 1/N, a few % more | yes | yes (O(M) rebuild) | L4/L7 load balancers, Envoy compatibility |
 //! | [`MultiProbe`] | 12 B × N | O(k log N), k = 21 | 1/N | no | yes | big node counts, little memory, ≈ 1.05 peak-to-mean |
 //! | [`Memento`] | 12 B × N | O(log N) | 1/N | no | yes | jump's speed with arbitrary removal |
+//! | [`Anchor`] | 24 B × capacity | O(1 + ln(a/w)) | 1/N | no | yes (up to a fixed capacity) | arbitrary removal, capacity known up front |
 //! | [`BoundedLoads`] | state per live key | preference walk | O(1/ε²) × plain | via router | via router | hard cap of (1+ε)× the mean load |
 //!
 //! ## Concepts
@@ -57,6 +58,7 @@ pub mod hash;
 pub mod node;
 pub mod router;
 
+pub use algo::anchor::Anchor;
 pub use algo::bounded::BoundedLoads;
 pub use algo::jump;
 pub use algo::jump::Jump;

@@ -1,5 +1,6 @@
 //! The routing algorithms, one module each. Every type implements [`crate::Router`].
 
+pub mod anchor;
 pub mod bounded;
 pub mod jump;
 pub mod ketama;
