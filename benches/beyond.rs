@@ -1,7 +1,7 @@
 //! Maglev, multi-probe, MementoHash and bounded loads: lookups, builds and membership changes.
 //!
 //! Ids `group/variant/size`: `beyond-route/<algo>-single/<nodes>`, `beyond-build/<algo>/<nodes>`,
-//! `beyond-remove/memento/<nodes>`, `beyond-bounded/assign-eps<ε>/<nodes>`. `HASHROUTE_QUICK=1`
+//! `beyond-build/<memento|anchor>-remove/<nodes>`, `beyond-bounded/assign-eps<ε>/<nodes>`. `HASHROUTE_QUICK=1`
 //! runs two sizes with a short measurement.
 
 // `criterion_group!` generates an undocumented `pub fn benches`.
@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hashroute::{BoundedLoads, Hasher, Maglev, Memento, MultiProbe, NodeId, NodeSet, Ring, Router};
+use hashroute::{Anchor, BoundedLoads, Hasher, Maglev, Memento, MultiProbe, NodeId, NodeSet, Ring, Router};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -58,6 +58,7 @@ fn route(c: &mut Criterion) {
             ("maglev", Box::new(Maglev::new(s.clone(), Hasher::default(), 65537).unwrap())),
             ("multiprobe21", Box::new(MultiProbe::new(s.clone(), Hasher::default(), 21).unwrap())),
             ("memento", Box::new(Memento::new(s.clone(), Hasher::default()).unwrap())),
+            ("anchor-cap2n", Box::new(Anchor::new(s.clone(), Hasher::default(), 2 * n as u32).unwrap())),
             (
                 "memento-10pct-removed",
                 Box::new({
@@ -98,6 +99,8 @@ fn build(c: &mut Criterion) {
         let m = Memento::new(s.clone(), Hasher::default()).unwrap();
         let victim = format!("node-{}", n / 2);
         g.bench_with_input(BenchmarkId::new("memento-remove", n), &n, |b, _| b.iter(|| m.remove(&victim).unwrap()));
+        let a = Anchor::new(s.clone(), Hasher::default(), 2 * n as u32).unwrap();
+        g.bench_with_input(BenchmarkId::new("anchor-remove", n), &n, |b, _| b.iter(|| a.remove(&victim).unwrap()));
     }
     g.finish();
 }

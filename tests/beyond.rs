@@ -5,7 +5,9 @@ mod common;
 
 use std::ops::ControlFlow;
 
-use hashroute::{BoundedLoads, Failover, Hasher, Maglev, Memento, MultiProbe, Node, NodeId, NodeSet, Ring, Router};
+use hashroute::{
+    Anchor, BoundedLoads, Failover, Hasher, Maglev, Memento, MultiProbe, Node, NodeId, NodeSet, Ring, Router,
+};
 
 /// Envoy's expected tables from `maglev_lb_test.cc` (Basic: 6 hosts, M = 7; Weighted: weights
 /// 1 and 2, M = 17), built from the same host keys and weights.
@@ -47,7 +49,8 @@ fn routers(n: usize) -> Vec<Box<dyn Router>> {
     vec![
         Box::new(Maglev::new(set.clone(), Hasher::default(), 65537).unwrap()),
         Box::new(MultiProbe::new(set.clone(), Hasher::default(), 21).unwrap()),
-        Box::new(Memento::new(set, Hasher::default()).unwrap()),
+        Box::new(Memento::new(set.clone(), Hasher::default()).unwrap()),
+        Box::new(Anchor::new(set, Hasher::default(), 2 * n as u32).unwrap()),
     ]
 }
 
@@ -140,13 +143,16 @@ fn keys_moved_when_one_node_leaves() {
     let me_a = Memento::new(set, Hasher::default()).unwrap();
     let me_b = me_a.remove(&leaver).unwrap();
     let memento = moved(&me_a, &me_b, keys);
+    let an_a = Anchor::new(me_a.nodes().clone(), Hasher::default(), 2 * n as u32).unwrap();
+    let an_b = an_a.remove(&leaver).unwrap();
+    let anchor = moved(&an_a, &an_b, keys);
     println!(
         "keys moved when 1 of {n} nodes leaves ({keys} keys; ideal ≈ {:.4}): ring-v160 {ring:.4}, maglev-65537 \
-         {maglev:.4}, multiprobe-21 {multiprobe:.4}, memento {memento:.4}",
+         {maglev:.4}, multiprobe-21 {multiprobe:.4}, memento {memento:.4}, anchor-cap200 {anchor:.4}",
         1.0 / n as f64
     );
     let ideal = 1.0 / n as f64;
-    for (algo, f) in [("ring", ring), ("multiprobe", multiprobe), ("memento", memento)] {
+    for (algo, f) in [("ring", ring), ("multiprobe", multiprobe), ("memento", memento), ("anchor", anchor)] {
         assert!(f < 1.5 * ideal && f > 0.5 * ideal, "{algo}: {f}");
     }
     assert!(maglev >= ring * 0.5 && maglev < 3.0 * ideal, "maglev: {maglev}");
