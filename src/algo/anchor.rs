@@ -60,6 +60,7 @@ impl Anchor {
     /// # Errors
     /// [`Error::InvalidParameter`] (`capacity`) when `capacity` is below the node count or
     /// above the node-count cap; [`Error::Unsupported`] if any weight differs from 1.
+    #[allow(non_snake_case)] // the paper's array names
     pub fn new(nodes: NodeSet, hasher: Hasher, capacity: u32) -> Result<Anchor> {
         if !nodes.all_unit_weight() {
             return Err(Error::Unsupported { algorithm: "anchor", operation: "weighted nodes" });
@@ -104,7 +105,6 @@ impl Anchor {
     ///
     /// # Errors
     /// [`Error::UnknownNode`]; [`Error::NoNodes`] when `name` is the last node.
-    #[allow(non_snake_case)]
     pub fn remove(&self, name: &str) -> Result<Anchor> {
         let id = self.nodes.require(name)?;
         let nodes = self.nodes.without_node(name)?;
