@@ -212,3 +212,36 @@ fn maglev_build_at_1000_nodes() {
     assert!(m.memory_bytes() < 65537 * 4 + 1000 * 200, "{}", m.memory_bytes());
     assert!(took.as_secs_f64() < 10.0, "{took:?}");
 }
+
+/// Frozen routes: 10 nodes, keys `key-0..key-15`, the printed node indices. A change here
+/// breaks the stability contract (bump the major version), never "fix" it by editing.
+#[test]
+fn frozen_routes() {
+    let set = NodeSet::from_names((0..10).map(|i| format!("node-{i}"))).unwrap();
+    let memento = Memento::new(set.clone(), Hasher::default()).unwrap().remove("node-3").unwrap();
+    let anchor = Anchor::new(set.clone(), Hasher::default(), 16).unwrap().remove("node-3").unwrap();
+    let cases: Vec<(Box<dyn Router>, &str)> = vec![
+        (Box::new(Maglev::new(set.clone(), Hasher::default(), 65537).unwrap()),
+            "node-1 node-1 node-7 node-8 node-6 node-4 node-5 node-4 node-9 node-0 node-7 node-3 node-6 node-5 node-2 node-8",
+        ),
+        (Box::new(MultiProbe::new(set.clone(), Hasher::default(), 21).unwrap()),
+            "node-4 node-0 node-6 node-8 node-7 node-8 node-8 node-3 node-2 node-5 node-3 node-5 node-1 node-9 node-9 node-3",
+        ),
+        (Box::new(memento),
+            "node-1 node-7 node-7 node-0 node-8 node-7 node-6 node-2 node-7 node-6 node-7 node-2 node-7 node-9 node-8 node-9",
+        ),
+        (Box::new(anchor),
+            "node-8 node-9 node-4 node-6 node-5 node-0 node-2 node-0 node-9 node-2 node-2 node-0 node-9 node-6 node-5 node-1",
+        ),
+    ];
+    let mut changed = Vec::new();
+    for (r, want) in cases {
+        let got: Vec<&str> = (0..16).map(|k| r.node_name(r.route(format!("key-{k}").as_bytes()))).collect();
+        let got = got.join(" ");
+        println!("{}: {got}", r.algorithm());
+        if got != want {
+            changed.push(r.algorithm());
+        }
+    }
+    assert!(changed.is_empty(), "routes changed: {changed:?}");
+}
