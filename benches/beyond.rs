@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hashroute::{Anchor, BoundedLoads, Hasher, Maglev, Memento, MultiProbe, NodeId, NodeSet, Ring, Router};
+use hashroute::{Anchor, BoundedLoads, Hasher, Jump, Maglev, Memento, MultiProbe, NodeId, NodeSet, Ring, Router};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -57,6 +57,8 @@ fn route(c: &mut Criterion) {
         let routers: Vec<(&str, Box<dyn Router>)> = vec![
             ("maglev", Box::new(Maglev::new(s.clone(), Hasher::default(), 65537).unwrap())),
             ("multiprobe21", Box::new(MultiProbe::new(s.clone(), Hasher::default(), 21).unwrap())),
+            // Baseline: Memento with nothing removed routes exactly like jump.
+            ("jump", Box::new(Jump::new(s.clone(), Hasher::default()).unwrap())),
             ("memento", Box::new(Memento::new(s.clone(), Hasher::default()).unwrap())),
             ("anchor-cap2n", Box::new(Anchor::new(s.clone(), Hasher::default(), 2 * n as u32).unwrap())),
             (
