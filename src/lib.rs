@@ -47,6 +47,7 @@
 #![warn(missing_docs)]
 
 pub mod algo;
+pub mod analysis;
 pub mod error;
 pub mod failover;
 pub mod hash;
