@@ -41,8 +41,13 @@ pub struct RecommendRow {
     pub balance: BalanceCell,
     /// Measured lookup cost, ns per key (`route`, one at a time), when measured.
     pub lookup_ns: Option<f64>,
-    /// Whether the tail max/mean meets the target.
+    /// Whether the tail max/mean meets the target. For sampled routers, also true when the
+    /// measured spread is indistinguishable from sampling noise (std dev within 1.2× of what a
+    /// perfect router would show with that many keys): the router's own imbalance is then below
+    /// what the sample can see, and the `within_noise` flag says so.
     pub meets: bool,
+    /// The verdict rests on sampling noise, not on a measured tail (see [`RecommendRow::meets`]).
+    pub within_noise: bool,
     /// Whether it moves about the minimum on resize.
     pub consistent: bool,
     /// Whether it can remove any node (jump cannot).
@@ -67,11 +72,14 @@ pub struct Recommendation {
 }
 
 fn row(cand: &Candidate, cell: BalanceCell, max_load: f64, lookup: Option<f64>) -> RecommendRow {
+    let measured = cell.tail_max_over_mean <= max_load;
+    let within_noise = !measured && !cell.exact && cell.std_dev_pct <= 1.2 * cell.noise_std_pct;
     RecommendRow {
         candidate: cand.name.clone(),
         family: cand.family,
         vnodes: cand.vnodes,
-        meets: cell.tail_max_over_mean <= max_load,
+        meets: measured || within_noise,
+        within_noise,
         balance: cell,
         lookup_ns: lookup,
         consistent: cand.consistent,
@@ -243,7 +251,11 @@ impl fmt::Display for Recommendation {
                 f,
                 "{:<22} {:>6} {:>4} {:>4.3} {:>9.3} {:>12} {:>10} {:>9.2}  {}",
                 r.candidate,
-                if r.meets { "yes" } else { "no" },
+                match (r.meets, r.within_noise) {
+                    (true, false) => "yes",
+                    (true, true) => "noise",
+                    _ => "no",
+                },
                 b.tail,
                 b.tail_max_over_mean,
                 b.max_over_mean,

@@ -263,6 +263,11 @@ pub struct BalanceCell {
     pub tail: &'static str,
     /// That quantile over clusters of max/mean.
     pub tail_max_over_mean: f64,
+    /// Median over clusters of the largest deviation from the mean, either way, in percent:
+    /// `100 · max(max/mean − 1, 1 − min/mean)`.
+    pub max_dev_pct: f64,
+    /// Fraction of clusters whose largest deviation is within 5%.
+    pub within_5pct: f64,
     /// The std dev (% of mean) a perfect router would show from key sampling alone:
     /// `100·sqrt((N−1)/K)`; 0 when exact.
     pub noise_std_pct: f64,
@@ -346,6 +351,7 @@ pub fn balance_cell(cand: &Candidate, n: usize, cfg: &SweepConfig) -> Result<Bal
     let col = |f: fn(&Balance) -> f64| -> Vec<f64> { results.iter().map(|r| f(&r.0)).collect() };
     let (tq, tail) = supported_tail(clusters);
     let maxes = col(|b| b.max_over_mean);
+    let devs = col(|b| 100.0 * (b.max_over_mean - 1.0).max(1.0 - b.min_over_mean));
     Ok(BalanceCell {
         candidate: cand.name.clone(),
         nodes: n,
@@ -359,6 +365,8 @@ pub fn balance_cell(cand: &Candidate, n: usize, cfg: &SweepConfig) -> Result<Bal
         min_share_pct: median(&col(|b| b.min_share_pct)),
         tail,
         tail_max_over_mean: quantile(&maxes, tq),
+        max_dev_pct: median(&devs),
+        within_5pct: devs.iter().filter(|&&d| d <= 5.0).count() as f64 / devs.len().max(1) as f64,
         noise_std_pct: if keys > 0 { 100.0 * ((n as f64 - 1.0) / keys as f64).sqrt() } else { 0.0 },
         memory_bytes: router.memory_bytes(),
         build_ns: median(&build_ns),
