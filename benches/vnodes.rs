@@ -177,7 +177,6 @@ fn main() {
         bar.inc(1);
     }
     phases.push(("cache", phase.elapsed().as_secs_f64()));
-    phase = Instant::now();
     bar.finish_and_clear();
 
     // 6. Recommendation (from the sweep's cells, on the vnode grid).
@@ -203,7 +202,17 @@ fn main() {
         println!("  [{}] {} — measured {}", c.verdict, c.claim, c.measured);
     }
     let split: Vec<String> = phases.iter().map(|(n, t)| format!("{n} {t:.1} s")).collect();
-    println!("vnodes sweep ({}) took {elapsed:.1} s ({})", run.mode, split.join(", "));
+    let planned: u64 = cands
+        .iter()
+        .flat_map(|c| run.node_counts.iter().map(move |&n| (c, n)))
+        .map(|(c, n)| run.cfg.balance_points(c, n))
+        .sum();
+    println!(
+        "vnodes sweep ({}) took {elapsed:.1} s ({}); balance cells built {:.0} M ring points",
+        run.mode,
+        split.join(", "),
+        planned as f64 / 1e6
+    );
     if smoke {
         assert!(!balance.is_empty() && !movement.is_empty(), "smoke sweep produced no cells");
     }

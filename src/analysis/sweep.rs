@@ -184,7 +184,11 @@ pub struct SweepConfig {
     pub clusters: usize,
     /// Most ring points built per cell across all its clusters; caps clusters for big cells.
     pub point_budget: u64,
-    /// Clusters per cell for key movement (exact, budget-capped like balance).
+    /// Fewest clusters an exact balance cell gets however big it is (its tail quantile is then
+    /// only what that count supports: p90 at 10, the maximum below).
+    pub min_clusters: usize,
+    /// Clusters per cell for key movement (exact, budget-capped like balance, at least 2: the
+    /// moved fraction sums thousands of arcs, so it varies little between clusters).
     pub movement_clusters: usize,
     /// Sampled keys per cluster for routers whose load must be sampled.
     pub sample_keys: usize,
@@ -197,12 +201,13 @@ pub struct SweepConfig {
 }
 
 impl SweepConfig {
-    /// The published sweep: 200 clusters per exact cell (fewer for cells over 40 M points),
-    /// 1 M sampled keys.
+    /// The published sweep: 200 clusters per exact cell (fewer for cells over 20 M ring points,
+    /// at least 10), 1 M sampled keys.
     pub fn full() -> SweepConfig {
         SweepConfig {
             clusters: 200,
-            point_budget: 40_000_000,
+            point_budget: 20_000_000,
+            min_clusters: 10,
             movement_clusters: 50,
             sample_keys: 1_000_000,
             sampled_clusters: 20,
@@ -211,12 +216,14 @@ impl SweepConfig {
         }
     }
 
-    /// The CI smoke sweep (seconds, not minutes): same shape, smaller counts.
+    /// The CI smoke sweep (seconds, not minutes): same shape, 100 clusters per exact cell (so p99
+    /// is still supported for small cells), at most 0.5 M ring points per cell.
     pub fn quick() -> SweepConfig {
         SweepConfig {
-            clusters: 200,
-            point_budget: 2_000_000,
-            movement_clusters: 10,
+            clusters: 100,
+            point_budget: 500_000,
+            min_clusters: 3,
+            movement_clusters: 5,
             sample_keys: 100_000,
             sampled_clusters: 5,
             linear_budget: 10_000_000,
@@ -229,10 +236,22 @@ impl SweepConfig {
     }
 
     /// How many clusters an exact cell of `points_per_cluster` points gets: `want`, capped by the
-    /// point budget, at least 10 (so a p90 is still supported).
-    pub fn exact_clusters(&self, want: usize, points_per_cluster: u64) -> usize {
+    /// point budget, at least `min` (but never more than `want`).
+    pub fn exact_clusters(&self, want: usize, points_per_cluster: u64, min: usize) -> usize {
         let cap = (self.point_budget / points_per_cluster.max(1)) as usize;
-        want.min(cap).max(10.min(want))
+        want.min(cap).max(min.min(want)).max(1)
+    }
+
+    /// Ring points a balance cell of `cand` at `n` nodes builds under this configuration (for
+    /// planning run time: ring builds dominate the sweep).
+    pub fn balance_points(&self, cand: &Candidate, n: usize) -> u64 {
+        match cand.model {
+            LoadModel::Partition(_) => {
+                let p = points_per_cluster(cand, n);
+                p * self.exact_clusters(self.clusters, p, self.min_clusters) as u64
+            }
+            _ => 0,
+        }
     }
 }
 
@@ -314,7 +333,7 @@ fn points_per_cluster(cand: &Candidate, n: usize) -> u64 {
 /// Clusters and keys per cluster for a cell.
 fn cell_plan(cand: &Candidate, n: usize, cfg: &SweepConfig) -> (usize, usize) {
     match cand.model {
-        LoadModel::Partition(_) => (cfg.exact_clusters(cfg.clusters, points_per_cluster(cand, n)), 0),
+        LoadModel::Partition(_) => (cfg.exact_clusters(cfg.clusters, points_per_cluster(cand, n), cfg.min_clusters), 0),
         LoadModel::Modulo => (1, 0),
         LoadModel::Sampled { names_matter } => {
             let keys = if cand.linear_lookup {
@@ -504,7 +523,7 @@ pub fn movement_cell(cand: &Candidate, resize: &Resize, cfg: &SweepConfig) -> Re
     let (clusters, keys) = match cand.model {
         LoadModel::Partition(_) => {
             let pts = points_per_cluster(cand, resize.from) + points_per_cluster(cand, resize.to);
-            (cfg.exact_clusters(cfg.movement_clusters, pts), 0)
+            (cfg.exact_clusters(cfg.movement_clusters, pts, 2), 0)
         }
         LoadModel::Modulo => (1, 0),
         LoadModel::Sampled { names_matter } => {
