@@ -109,7 +109,7 @@ fn main() {
             bar.set_message(format!("lookup {} N={n}", c.name));
             let nodes = NodeSet::from_names(cluster_names(run.cfg.seed, n)).expect("generated names are valid");
             if let Ok(r) = (c.build)(&nodes) {
-                let k = if c.linear_lookup { &keys[..keys.len().min(20_000)] } else { &keys[..] };
+                let k = if c.linear_lookup { &keys[..keys.len().min(5_000)] } else { &keys[..] };
                 let (single, batch) = lookup_ns(&*r, k, 3);
                 lookups.push((c.name.clone(), n, single, batch));
             }
@@ -152,9 +152,10 @@ fn main() {
     {
         bar.set_message(format!("throughput {}", c.name));
         if let Ok(r) = (c.build)(&head_nodes) {
-            let k = if c.linear_lookup { &tkeys[..tkeys.len().min(100_000)] } else { &tkeys[..] };
+            // par_route_batch needs >= 2 × PAR_MIN_CHUNK keys to use a second thread.
+            let k = if c.linear_lookup { &tkeys[..tkeys.len().min(40_000)] } else { &tkeys[..] };
             for t in 1..=cores {
-                if let Ok(x) = throughput(&*r, k, t, 3) {
+                if let Ok(x) = throughput(&*r, k, t, if quick { 1 } else { 3 }) {
                     tput.push((c.name.clone(), t, x));
                 }
             }

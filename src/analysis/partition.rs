@@ -42,13 +42,19 @@ impl Partition {
         Partition::new(ring.nodes().clone(), ring.points().to_vec(), ring.owners().to_vec())
     }
 
-    /// A partition from points on a 32-bit circle (Ketama): a 32-bit point `p` owns key hashes
-    /// `h <= p`, which on the 64-bit circle is everything up to `p · 2^32 + 2^32 − 1`.
+    /// A partition from points on a 32-bit circle (Ketama). With `strict == false` a point `p`
+    /// owns the 32-bit key hashes `h <= p` (libketama), which on the 64-bit circle is everything
+    /// up to `p · 2^32 + 2^32 − 1`; with `strict == true` it owns `h < p` (uhashring, Python
+    /// hash_ring), i.e. up to `p · 2^32 − 1` (a point at 0 then owns only what wraps to it, which
+    /// the mapping rounds to one 2^-64 sliver).
     ///
     /// # Panics
     /// As [`Partition::new`].
-    pub fn from_u32_points(nodes: NodeSet, points: &[u32], owners: Vec<u32>) -> Partition {
-        let points = points.iter().map(|&p| (u64::from(p) << 32) | 0xFFFF_FFFF).collect();
+    pub fn from_u32_points(nodes: NodeSet, points: &[u32], owners: Vec<u32>, strict: bool) -> Partition {
+        let points = points
+            .iter()
+            .map(|&p| if strict { (u64::from(p) << 32).saturating_sub(1) } else { (u64::from(p) << 32) | 0xFFFF_FFFF })
+            .collect();
         Partition::new(nodes, points, owners)
     }
 
@@ -237,7 +243,7 @@ mod tests {
     fn slots_and_u32_points_scale_exactly() {
         let s = Partition::from_slots(set(&["a", "b"]), &[0, 0, 0, 1]);
         assert_eq!(s.loads(), vec![0.75, 0.25]);
-        let k = Partition::from_u32_points(set(&["a", "b"]), &[u32::MAX / 2, u32::MAX], vec![0, 1]);
+        let k = Partition::from_u32_points(set(&["a", "b"]), &[u32::MAX / 2, u32::MAX], vec![0, 1], false);
         let l = k.loads();
         assert!((l[0] - 0.5).abs() < 1e-9 && (l[1] - 0.5).abs() < 1e-9);
     }

@@ -10,8 +10,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::algo::jump::Jump;
+use crate::algo::ketama::{Ketama, KetamaVariant};
 use crate::algo::modulo::Modulo;
+use crate::algo::rendezvous::Rendezvous;
 use crate::algo::ring::Ring;
+use crate::algo::slots::{RedisSlots, SLOTS};
 use crate::analysis::partition::{ideal_movement, shares_by_name, Movement, Partition};
 use crate::analysis::rng::SplitMix64;
 use crate::analysis::stats::{median, quantile, supported_tail, Balance};
@@ -54,8 +57,9 @@ pub struct Candidate {
     pub build: BuildFn,
     /// How its load is measured.
     pub model: LoadModel,
-    /// Whether it moves about the minimum on resize (false for modulo). The recommendation only
-    /// picks consistent routers.
+    /// Whether rebuilding it for a new node set moves about the minimum (false for modulo, and
+    /// for Redis slots, whose fresh `redis-cli` layout shifts every range; a live Redis cluster
+    /// moves slots explicitly instead). The recommendation only picks consistent routers.
     pub consistent: bool,
     /// Whether a lookup costs O(N) (rendezvous), which bounds how many keys the sweep samples.
     pub linear_lookup: bool,
@@ -138,7 +142,44 @@ pub fn candidates() -> Vec<Candidate> {
         linear_lookup: false,
         removes_any_node: false,
     });
-    // Ketama, Rendezvous and RedisSlots join here when they land in main.
+    out.push(Candidate {
+        name: "ketama".into(),
+        family: "ketama",
+        vnodes: Some(160),
+        build: Arc::new(|n| Ok(Box::new(Ketama::new(n.clone(), KetamaVariant::Libketama)?) as Box<dyn Router>)),
+        model: LoadModel::Partition(Arc::new(|n| {
+            let k = Ketama::new(n.clone(), KetamaVariant::Libketama)?;
+            // libketama: a key belongs to the first point >= its hash.
+            Ok(Partition::from_u32_points(n.clone(), k.points(), k.owners().to_vec(), false))
+        })),
+        consistent: true,
+        linear_lookup: false,
+        removes_any_node: true,
+    });
+    out.push(Candidate {
+        name: "rendezvous".into(),
+        family: "rendezvous",
+        vnodes: None,
+        build: Arc::new(|n| Ok(Box::new(Rendezvous::new(n.clone(), Hasher::default())?) as Box<dyn Router>)),
+        model: LoadModel::Sampled { names_matter: true },
+        consistent: true,
+        linear_lookup: true,
+        removes_any_node: true,
+    });
+    out.push(Candidate {
+        name: "slots".into(),
+        family: "slots",
+        vnodes: None,
+        build: Arc::new(|n| Ok(Box::new(RedisSlots::new(n.clone())?) as Box<dyn Router>)),
+        model: LoadModel::Partition(Arc::new(|n| {
+            let r = RedisSlots::new(n.clone())?;
+            let table: Vec<u32> = (0..SLOTS).map(|s| r.slot_owner(s).as_u32()).collect();
+            Ok(Partition::from_slots(n.clone(), &table))
+        })),
+        consistent: false,
+        linear_lookup: false,
+        removes_any_node: true,
+    });
     out
 }
 
@@ -194,7 +235,8 @@ pub struct SweepConfig {
     pub sample_keys: usize,
     /// Clusters for sampled routers whose routes depend on names.
     pub sampled_clusters: usize,
-    /// Most `key × node` score evaluations per cluster for O(N) routers (rendezvous).
+    /// Most `key × node` score evaluations per cluster for O(N) routers (rendezvous); they
+    /// still get at least a tenth of `sample_keys`.
     pub linear_budget: u64,
     /// Base seed for cluster names and keys.
     pub seed: u64,
@@ -226,7 +268,7 @@ impl SweepConfig {
             movement_clusters: 5,
             sample_keys: 100_000,
             sampled_clusters: 5,
-            linear_budget: 10_000_000,
+            linear_budget: 3_000_000,
             seed: 0x5EED,
         }
     }
@@ -326,6 +368,7 @@ fn cluster_balance(cand: &Candidate, nodes: &NodeSet, keys: usize, seed: u64) ->
 fn points_per_cluster(cand: &Candidate, n: usize) -> u64 {
     match cand.family {
         "ring-weighted" => 2 * n as u64 * u64::from(cand.vnodes.unwrap_or(160)),
+        "slots" => u64::from(SLOTS),
         _ => n as u64 * u64::from(cand.vnodes.unwrap_or(1)).max(1),
     }
 }
@@ -337,7 +380,7 @@ fn cell_plan(cand: &Candidate, n: usize, cfg: &SweepConfig) -> (usize, usize) {
         LoadModel::Modulo => (1, 0),
         LoadModel::Sampled { names_matter } => {
             let keys = if cand.linear_lookup {
-                cfg.sample_keys.min((cfg.linear_budget / n as u64).max(10_000) as usize)
+                cfg.sample_keys.min(((cfg.linear_budget / n as u64) as usize).max(cfg.sample_keys / 10))
             } else {
                 cfg.sample_keys
             };
@@ -527,8 +570,9 @@ pub fn movement_cell(cand: &Candidate, resize: &Resize, cfg: &SweepConfig) -> Re
         }
         LoadModel::Modulo => (1, 0),
         LoadModel::Sampled { names_matter } => {
+            // Movement medians vary little between clusters; a few suffice for O(N) routers.
             let (c, k) = cell_plan(cand, big, cfg);
-            (if names_matter { c.min(cfg.movement_clusters) } else { 1 }, k)
+            (if names_matter { c.min((cfg.sampled_clusters / 4).max(2)) } else { 1 }, k)
         }
     };
     let ms: Vec<Movement> = (0..clusters)
