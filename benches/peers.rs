@@ -55,6 +55,8 @@ static GLOBAL: Counting = Counting;
 
 /// A built router as a lookup closure (owning its structure).
 type Lookup = Box<dyn Fn(&[u8]) -> usize>;
+/// Builds a [`Lookup`] over node names.
+type Build = Box<dyn Fn(&[String]) -> Lookup>;
 
 struct Entry {
     /// Crate (and type) name.
@@ -67,7 +69,7 @@ struct Entry {
     per: &'static str,
     /// O(N) lookups get fewer keys.
     linear: bool,
-    build: Box<dyn Fn(&[String]) -> Lookup>,
+    build: Build,
 }
 
 #[derive(Clone)]
@@ -113,7 +115,7 @@ impl conhash::Node for ConNode {
     }
 }
 
-fn baselines() -> Vec<(&'static str, &'static str, Box<dyn Fn(&[String]) -> Lookup>)> {
+fn baselines() -> Vec<(&'static str, &'static str, Build)> {
     vec![
         (
             "hashroute Ring (V=160)",

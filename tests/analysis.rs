@@ -5,7 +5,7 @@ use hashroute::analysis::cache::{CacheSim, Lru};
 use hashroute::analysis::partition::Partition;
 use hashroute::analysis::rng::SplitMix64;
 use hashroute::analysis::sweep::{cluster_names, modulo_movement, sampled_movement};
-use hashroute::{jump, Jump, Modulo, NodeSet, Ring, Router};
+use hashroute::{jump, Jump, Modulo, NodeSet, Ring};
 use proptest::prelude::*;
 
 fn set(names: &[String]) -> NodeSet {
