@@ -13,7 +13,11 @@ use hashroute::{jump, Ring, Router};
 use iai_callgrind::{library_benchmark, library_benchmark_group, main};
 
 fn ring(nodes: usize, vnodes: u64) -> Ring {
-    Ring::builder().vnodes(vnodes).nodes((0..nodes).map(|i| format!("10.0.{}.{}:11211", i / 256, i % 256))).build().expect("valid ring")
+    Ring::builder()
+        .vnodes(vnodes)
+        .nodes((0..nodes).map(|i| format!("10.0.{}.{}:11211", i / 256, i % 256)))
+        .build()
+        .expect("valid ring")
 }
 
 #[library_benchmark]
