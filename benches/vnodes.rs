@@ -55,11 +55,35 @@ fn main() {
         } else {
             "full"
         },
-        cfg: if quick { SweepConfig::quick() } else { SweepConfig::full() },
+        cfg: if smoke {
+            SweepConfig { clusters: 20, point_budget: 100_000, sample_keys: 10_000, ..SweepConfig::quick() }
+        } else if quick {
+            SweepConfig::quick()
+        } else {
+            SweepConfig::full()
+        },
         node_counts: if smoke { vec![3, 8] } else { NODE_COUNTS.to_vec() },
-        lookup_keys: if quick { 20_000 } else { 200_000 },
-        throughput_keys: if quick { 100_000 } else { 1_000_000 },
-        cache: if quick { CacheSim::quick() } else { CacheSim::full() },
+        lookup_keys: if smoke {
+            2_000
+        } else if quick {
+            20_000
+        } else {
+            200_000
+        },
+        throughput_keys: if smoke {
+            40_000
+        } else if quick {
+            100_000
+        } else {
+            1_000_000
+        },
+        cache: if smoke {
+            CacheSim { universe: 10_000, capacity_per_node: 100, before: 20_000, after: 20_000, ..CacheSim::quick() }
+        } else if quick {
+            CacheSim::quick()
+        } else {
+            CacheSim::full()
+        },
         write: !smoke,
     };
     let started = Instant::now();
@@ -255,8 +279,11 @@ fn claims(
                 out.push(Claim {
                     claim: format!("1. 8 nodes, {v} vnodes: busiest node takes {b}% of traffic"),
                     measured: format!(
-                        "median {:.1}% ({} max/mean {:.3}; fair share 12.5%)",
-                        c.max_share_pct, c.tail, c.tail_max_over_mean
+                        "median {:.1}% of traffic = {:+.0}% over the mean ({} max/mean {:.3}; fair share 12.5%)",
+                        c.max_share_pct,
+                        100.0 * (c.max_over_mean - 1.0),
+                        c.tail,
+                        c.tail_max_over_mean
                     ),
                     verdict: close(c.max_share_pct, b, 0.15),
                 });
@@ -267,7 +294,13 @@ fn claims(
     if let Some(c) = cell("ring-v32", 16) {
         out.push(Claim {
             claim: "2. 16 nodes, 32 vnodes: busiest 27%, least 3% of traffic".into(),
-            measured: format!("median busiest {:.1}%, least {:.1}% (fair 6.25%)", c.max_share_pct, c.min_share_pct),
+            measured: format!(
+                "median busiest {:.1}%, least {:.1}% of traffic (fair 6.25%); as deviations: {:+.0}% / {:+.0}% from the mean",
+                c.max_share_pct,
+                c.min_share_pct,
+                100.0 * (c.max_over_mean - 1.0),
+                100.0 * (c.min_over_mean - 1.0)
+            ),
             verdict: if close(c.max_share_pct, 27.0, 0.2) == "holds" && close(c.min_share_pct, 3.0, 0.34) == "holds" {
                 "holds"
             } else {
@@ -724,8 +757,10 @@ per cluster; the `noise` column is the std dev a perfect router would show from 
 
     let _ = writeln!(r, "\n## Key movement\n");
     let _ = writeln!(r, "Fraction of keys whose owner (matched by node **name**) changes, median over clusters; `ideal` is the minimum any router must move. \
-Rings are exact (overlaying both rings' arcs); modulo exact over one period lcm(N, M); sampled routers route {} keys. \
-Growth appends new names; shrinking removes the last node (so jump can follow).\n", run.cfg.sample_keys);
+Rings, Ketama and slots are exact (overlaying both partitions' arcs), over up to {} clusters per cell (fewer for big rings: \
+at most {} points per cell, at least 2 clusters); modulo exact over one period lcm(N, M); sampled routers route up to {} keys. \
+Growth appends new names; shrinking removes the last node (so jump can follow). Slots are rebuilt with a fresh `redis-cli` layout for \
+each node count (a live Redis cluster moves slots explicitly instead).\n", run.cfg.movement_clusters, run.cfg.movement_point_budget, run.cfg.sample_keys);
     let mut mh: Vec<String> = vec!["candidate".into()];
     mh.extend(labels.iter().cloned());
     let mh_ref: Vec<&str> = mh.iter().map(String::as_str).collect();

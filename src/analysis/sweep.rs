@@ -228,9 +228,11 @@ pub struct SweepConfig {
     /// Fewest clusters an exact balance cell gets however big it is (its tail quantile is then
     /// only what that count supports: p90 at 10, the maximum below).
     pub min_clusters: usize,
-    /// Clusters per cell for key movement (exact, budget-capped like balance, at least 2: the
-    /// moved fraction sums thousands of arcs, so it varies little between clusters).
+    /// Clusters per cell for key movement (exact, capped by `movement_point_budget`, at least
+    /// 2: the moved fraction sums thousands of arcs, so it varies little between clusters).
     pub movement_clusters: usize,
+    /// Most ring points built per movement cell (both rings of every cluster).
+    pub movement_point_budget: u64,
     /// Sampled keys per cluster for routers whose load must be sampled.
     pub sample_keys: usize,
     /// Clusters for sampled routers whose routes depend on names.
@@ -250,7 +252,8 @@ impl SweepConfig {
             clusters: 200,
             point_budget: 20_000_000,
             min_clusters: 10,
-            movement_clusters: 50,
+            movement_clusters: 20,
+            movement_point_budget: 5_000_000,
             sample_keys: 1_000_000,
             sampled_clusters: 20,
             linear_budget: 200_000_000,
@@ -266,6 +269,7 @@ impl SweepConfig {
             point_budget: 500_000,
             min_clusters: 3,
             movement_clusters: 5,
+            movement_point_budget: 250_000,
             sample_keys: 100_000,
             sampled_clusters: 5,
             linear_budget: 3_000_000,
@@ -566,7 +570,8 @@ pub fn movement_cell(cand: &Candidate, resize: &Resize, cfg: &SweepConfig) -> Re
     let (clusters, keys) = match cand.model {
         LoadModel::Partition(_) => {
             let pts = points_per_cluster(cand, resize.from) + points_per_cluster(cand, resize.to);
-            (cfg.exact_clusters(cfg.movement_clusters, pts, 2), 0)
+            let cap = (cfg.movement_point_budget / pts.max(1)) as usize;
+            (cfg.movement_clusters.min(cap).max(2), 0)
         }
         LoadModel::Modulo => (1, 0),
         LoadModel::Sampled { names_matter } => {
