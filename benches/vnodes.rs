@@ -655,12 +655,13 @@ fn write_outputs(
     );
     let mut tp: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for (c, t, x) in tput {
-        tp.entry(c.clone()).or_default().push((*t as f64, x / 1e6));
+        tp.entry(c.clone()).or_default().push(((*t - 1) as f64, x / 1e6));
     }
+    let threads: Vec<String> = (1..=tput.iter().map(|t| t.1).max().unwrap_or(1)).map(|t| t.to_string()).collect();
     plot(
         "throughput_vs_threads.svg",
         "Lookups/s vs threads (par_route_batch)",
-        Axes { x: "threads", y: "million lookups/s", log_x: false, log_y: false, categories: None },
+        Axes { x: "threads", y: "million lookups/s", log_x: false, log_y: false, categories: Some(&threads) },
         tp.into_iter().map(|(c, p)| Series::new(c, p)).collect(),
     );
     let crit = report::criterion_estimates("lookup");

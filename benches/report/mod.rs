@@ -139,7 +139,11 @@ pub fn line_chart(path: &Path, title: &str, axes: &Axes<'_>, series: &[Series]) 
         .build_cartesian_2d((x0 - xpad)..(x1 + xpad), y0..(y1 + ypad))
         .map_err(|e| e.to_string())?;
     let fmt_axis = |v: f64, log: bool| -> String {
-        let r = if log { 10f64.powf(v) } else { v };
+        // Log axes: label only the powers of ten.
+        if log && (v - v.round()).abs() > 1e-6 {
+            return String::new();
+        }
+        let r = if log { 10f64.powf(v.round()) } else { v };
         if r.abs() >= 1000.0 || (r != 0.0 && r.abs() < 0.01) {
             format!("{r:.2e}")
         } else if r.fract().abs() < 1e-9 {
@@ -176,7 +180,7 @@ pub fn line_chart(path: &Path, title: &str, axes: &Axes<'_>, series: &[Series]) 
             .map_err(|e| e.to_string())?
             .label(s.name.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
-        if !s.reference {
+        if !s.reference && data.len() <= 100 {
             chart.draw_series(data.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| e.to_string())?;
         }
     }
