@@ -170,10 +170,9 @@ fn main() {
     let mut tput: Vec<(String, usize, f64)> = Vec::new();
     let tkeys = sample_keys(run.throughput_keys, 7);
     let head_nodes = NodeSet::from_names(cluster_names(run.cfg.seed, head_n)).expect("valid names");
-    for c in cands
-        .iter()
-        .filter(|c| matches!(c.name.as_str(), "modulo" | "ring-v160" | "jump" | "ketama" | "rendezvous" | "slots"))
-    {
+    for c in cands.iter().filter(|c| {
+        matches!(c.name.as_str(), "modulo" | "ring-v160" | "jump" | "ketama" | "rendezvous" | "slots" | "maglev")
+    }) {
         bar.set_message(format!("throughput {}", c.name));
         if let Ok(r) = (c.build)(&head_nodes) {
             // par_route_batch needs >= 2 × PAR_MIN_CHUNK keys to use a second thread.
@@ -759,9 +758,9 @@ per cluster; the `noise` column is the std dev a perfect router would show from 
     let _ = writeln!(r, "\n## Key movement\n");
     let _ = writeln!(r, "Fraction of keys whose owner (matched by node **name**) changes, median over clusters; `ideal` is the minimum any router must move. \
 Rings, Ketama and slots are exact (overlaying both partitions' arcs), over up to {} clusters per cell (fewer for big rings: \
-at most {} points per cell, at least 2 clusters); modulo exact over one period lcm(N, M); sampled routers route up to {} keys. \
+at most {} points per cell, at least 2 clusters); modulo exact over one period lcm(N, M); Maglev exact from its table; sampled routers route up to {} keys (a quarter of the balance sample). \
 Growth appends new names; shrinking removes the last node (so jump can follow). Slots are rebuilt with a fresh `redis-cli` layout for \
-each node count (a live Redis cluster moves slots explicitly instead).\n", run.cfg.movement_clusters, run.cfg.movement_point_budget, run.cfg.sample_keys);
+each node count (a live Redis cluster moves slots explicitly instead). AnchorHash keeps a fixed capacity of 4096 buckets.\n", run.cfg.movement_clusters, run.cfg.movement_point_budget, run.cfg.sample_keys / 4);
     let mut mh: Vec<String> = vec!["candidate".into()];
     mh.extend(labels.iter().cloned());
     let mh_ref: Vec<&str> = mh.iter().map(String::as_str).collect();

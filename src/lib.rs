@@ -27,6 +27,11 @@
 //! | [`Jump`] | none | O(log N) | 1/N, append/remove at the end only | no | no (see [`Failover`]) | numbered shards that only grow |
 //! | [`Rendezvous`] | 12 B × N (20 weighted) | O(N) | 1/N | yes | yes | few nodes, weights, simplicity |
 //! | [`RedisSlots`] | 16384 slots | O(1) + CRC16 | the slots you move | via slot counts | yes | Redis Cluster |
+//! | [`Maglev`] | 4 B × M (M = 65537) | O(1) | ≈ 1/N, a few % more | yes | yes (O(M) rebuild) | L4/L7 load balancers, Envoy compatibility |
+//! | [`MultiProbe`] | 12 B × N | O(k log N), k = 21 | 1/N | no | yes | big node counts, little memory, ≈ 1.05 peak-to-mean |
+//! | [`Memento`] | 12 B × N | O(log N) | 1/N | no | yes | jump's speed with arbitrary removal |
+//! | [`Anchor`] | 24 B × capacity | O(1 + ln(a/w)) | 1/N | no | yes (up to a fixed capacity) | arbitrary removal, capacity known up front |
+//! | [`BoundedLoads`] | state per live key | preference walk | O(1/ε²) × plain | via router | via router | hard cap of (1+ε)× the mean load |
 //!
 //! ## Concepts
 //!
@@ -48,23 +53,38 @@
 
 pub mod algo;
 pub mod analysis;
+#[cfg(feature = "serde")]
+pub mod cluster_config;
 pub mod config;
 pub mod error;
 pub mod failover;
+pub mod fingerprint;
 pub mod hash;
+pub mod migration;
 pub mod node;
+pub mod placement;
 pub mod router;
+pub mod shared;
 
+pub use algo::anchor::Anchor;
+pub use algo::bounded::BoundedLoads;
 pub use algo::jump;
 pub use algo::jump::Jump;
 pub use algo::ketama::{Ketama, KetamaVariant};
+pub use algo::maglev::Maglev;
+pub use algo::memento::Memento;
 pub use algo::modulo::Modulo;
+pub use algo::multiprobe::MultiProbe;
 pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::{Ring, RingBuilder};
 pub use algo::slots::{self as slots, RedisSlots};
 pub use config::{Algorithm, RouterSpec};
 pub use error::{Error, Result};
 pub use failover::Failover;
+pub use fingerprint::{fingerprint, Fingerprint};
 pub use hash::{Hasher, KeyHasher};
+pub use migration::MigrationPlan;
 pub use node::{Node, NodeId, NodeSet};
-pub use router::{ParRouteBatch, Router};
+pub use placement::{replicas_with_policy, PlacementPolicy, Spread, Topology};
+pub use router::{AsAny, ParRouteBatch, Router};
+pub use shared::SharedRouter;

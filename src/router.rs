@@ -1,5 +1,6 @@
 //! The [`Router`] trait: one interface for every algorithm.
 
+use std::any::Any;
 use std::ops::ControlFlow;
 
 use crate::error::{Error, Result};
@@ -16,7 +17,7 @@ use crate::node::{NodeId, NodeSet};
 /// [`algorithm`](Router::algorithm), [`memory_bytes`](Router::memory_bytes). The others have
 /// defaults that routers override when they can do better (a batched kernel, a 64-bit hash
 /// entry point, a preference list).
-pub trait Router: Send + Sync {
+pub trait Router: Send + Sync + AsAny {
     /// The algorithm's short name, as the CLI's `--algo` spells it (`ring`, `ketama`, `jump`, …).
     fn algorithm(&self) -> &'static str;
 
@@ -186,3 +187,16 @@ impl<R: Router + ?Sized> ParRouteBatch for R {}
 /// Fewest keys per rayon task in [`ParRouteBatch::par_route_batch`]: below this, thread
 /// hand-off costs more than the lookups it spreads.
 pub const PAR_MIN_CHUNK: usize = 16 * 1024;
+
+/// Lets a `&dyn Router` be downcast to its concrete type (for exact migration plans and
+/// fingerprints of trait objects). Implemented for every `'static` type; nothing to write.
+pub trait AsAny: Any {
+    /// `self` as [`Any`].
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Any> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use hashroute::{
-    Hasher, Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeSet, RedisSlots, Rendezvous, Ring, Router,
+    Anchor, Hasher, Jump, Ketama, KetamaVariant, KeyHasher, Maglev, Memento, Modulo, MultiProbe, Node, NodeSet,
+    RedisSlots, Rendezvous, Ring, Router,
 };
 
 fn golden_dir() -> PathBuf {
@@ -89,6 +90,31 @@ fn routers() -> Vec<(&'static str, Box<dyn Router>)> {
         ("ketama-uhashring", Box::new(Ketama::new(cluster(10), KetamaVariant::Uhashring).unwrap())),
         ("ketama-libmemcached", Box::new(Ketama::new(cluster(10), KetamaVariant::Libmemcached).unwrap())),
         ("ketama-spymemcached", Box::new(Ketama::new(cluster(10), KetamaVariant::Spymemcached).unwrap())),
+        ("maglev-m65537", Box::new(Maglev::new(cluster(10), Hasher::default(), 65537).unwrap())),
+        ("maglev-weighted-m4099", Box::new(Maglev::new(weighted_cluster(), Hasher::default(), 4099).unwrap())),
+        ("multiprobe-k21", Box::new(MultiProbe::new(cluster(10), Hasher::default(), 21).unwrap())),
+        (
+            "memento-removed",
+            Box::new(
+                Memento::new(cluster(10), Hasher::default())
+                    .unwrap()
+                    .remove("10.0.0.3:6379")
+                    .unwrap()
+                    .remove("10.0.0.7:6379")
+                    .unwrap(),
+            ),
+        ),
+        (
+            "anchor-removed",
+            Box::new(
+                Anchor::new(cluster(10), Hasher::default(), 16)
+                    .unwrap()
+                    .remove("10.0.0.3:6379")
+                    .unwrap()
+                    .remove("10.0.0.7:6379")
+                    .unwrap(),
+            ),
+        ),
         ("ketama-python-hash-ring", Box::new(Ketama::new(cluster(10), KetamaVariant::PythonHashRing).unwrap())),
     ]
 }

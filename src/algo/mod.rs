@@ -1,8 +1,13 @@
 //! The routing algorithms, one module each. Every type implements [`crate::Router`].
 
+pub mod anchor;
+pub mod bounded;
 pub mod jump;
 pub mod ketama;
+pub mod maglev;
+pub mod memento;
 pub mod modulo;
+pub mod multiprobe;
 pub mod rendezvous;
 pub mod ring;
 pub mod slots;

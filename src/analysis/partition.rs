@@ -166,6 +166,68 @@ impl Partition {
     }
 }
 
+/// A lookup table indexed by `hash mod M` (Maglev): entry `i` owns the key hashes `≡ i (mod M)`,
+/// so a node's load is its entry count over `M` (the `2^64 mod M` bias is below `M / 2^64`) and
+/// two tables of the same size move exactly the entries whose owner's name differs.
+#[derive(Clone, Debug)]
+pub struct ModTable {
+    nodes: NodeSet,
+    table: Vec<u32>,
+}
+
+impl ModTable {
+    /// A table of owners (indices into `nodes`).
+    ///
+    /// # Panics
+    /// If `table` is empty or an owner is out of range.
+    pub fn new(nodes: NodeSet, table: Vec<u32>) -> ModTable {
+        assert!(!table.is_empty(), "ModTable::new: empty table");
+        assert!(table.iter().all(|&o| (o as usize) < nodes.len()), "ModTable::new: owner out of range");
+        ModTable { nodes, table }
+    }
+
+    /// The node set the owners index into.
+    pub fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+
+    /// Each node's exact share of uniformly hashed keys. O(M).
+    pub fn loads(&self) -> Vec<f64> {
+        let mut counts = vec![0u64; self.nodes.len()];
+        for &o in &self.table {
+            counts[o as usize] += 1;
+        }
+        counts.into_iter().map(|c| c as f64 / self.table.len() as f64).collect()
+    }
+
+    /// Exactly how keys move between two tables of the same size, matching nodes by name.
+    /// `None` when the sizes differ (then keys must be sampled).
+    pub fn movement(&self, other: &ModTable) -> Option<Movement> {
+        if self.table.len() != other.table.len() {
+            return None;
+        }
+        let to_self: Vec<Option<u32>> =
+            other.nodes.iter().map(|(_, n)| self.nodes.id_of(n.name()).map(|id| id.as_u32())).collect();
+        let gone: Vec<bool> = self.nodes.iter().map(|(_, n)| other.nodes.id_of(n.name()).is_none()).collect();
+        let (mut moved, mut lost) = (0u64, 0u64);
+        let mut lost_to = vec![0u64; other.nodes.len()];
+        for (&a, &b) in self.table.iter().zip(&other.table) {
+            if to_self[b as usize] != Some(a) {
+                moved += 1;
+            }
+            if gone[a as usize] {
+                lost += 1;
+                lost_to[b as usize] += 1;
+            }
+        }
+        Some(Movement {
+            moved: moved as f64 / self.table.len() as f64,
+            ideal: ideal_movement(&shares_by_name(&self.nodes), &shares_by_name(&other.nodes)),
+            failure_spread: (lost > 0).then(|| *lost_to.iter().max().unwrap_or(&0) as f64 / lost as f64),
+        })
+    }
+}
+
 /// The fraction of keys that moved between two routers, against the least any algorithm could
 /// move, and how a removed node's keys spread.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -237,6 +299,16 @@ mod tests {
         let without_b = Partition::new(set(&["a"]), vec![q], vec![0]);
         let r = before.movement(&without_b);
         assert_eq!((r.moved, r.ideal, r.failure_spread), (0.5, 0.5, Some(1.0)));
+    }
+
+    #[test]
+    fn mod_table_loads_and_movement() {
+        let t = ModTable::new(set(&["a", "b"]), vec![0, 0, 1, 0, 1]);
+        assert_eq!(t.loads(), vec![0.6, 0.4]);
+        let u = ModTable::new(set(&["b", "a", "c"]), vec![1, 1, 0, 2, 0]);
+        let m = t.movement(&u).unwrap();
+        assert!((m.moved - 0.2).abs() < 1e-12, "{m:?}");
+        assert!(t.movement(&ModTable::new(set(&["a"]), vec![0])).is_none());
     }
 
     #[test]

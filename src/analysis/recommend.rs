@@ -69,6 +69,8 @@ pub struct Recommendation {
     pub cheapest: Option<String>,
     /// The largest V searched when no ring met the target.
     pub searched_up_to: u32,
+    /// Candidates that could not be built at this node count, with the reason.
+    pub skipped: Vec<(String, String)>,
 }
 
 fn row(cand: &Candidate, cell: BalanceCell, max_load: f64, lookup: Option<f64>) -> RecommendRow {
@@ -157,12 +159,18 @@ pub fn recommend(node_count: usize, max_load: f64, opts: &RecommendOptions) -> R
         last_fail = v;
     }
     let mut others = Vec::new();
+    let mut skipped = Vec::new();
     for cand in candidates().iter().filter(|c| c.family != "ring" && c.family != "ring-weighted") {
-        let cell = balance_cell(cand, node_count, cfg)?;
-        let lookup = measure(cand, node_count, opts)?;
-        others.push(row(cand, cell, max_load, lookup));
+        // A router that cannot be built at this size (e.g. Maglev past its table) is skipped
+        // and named, not fatal.
+        match balance_cell(cand, node_count, cfg).and_then(|cell| Ok((cell, measure(cand, node_count, opts)?))) {
+            Ok((cell, lookup)) => others.push(row(cand, cell, max_load, lookup)),
+            Err(e) => skipped.push((cand.name.clone(), e.to_string())),
+        }
     }
-    Ok(finish(node_count, max_load, ring, others, *grid.last().unwrap_or(&0)))
+    let mut rec = finish(node_count, max_load, ring, others, *grid.last().unwrap_or(&0));
+    rec.skipped = skipped;
+    Ok(rec)
 }
 
 /// The recommendation from balance cells already measured (the benchmark's sweep), on the
@@ -224,7 +232,7 @@ fn finish(
                 .then(a.lookup_ns.unwrap_or(f64::MAX).total_cmp(&b.lookup_ns.unwrap_or(f64::MAX)))
         })
         .map(|r| r.candidate.clone());
-    Recommendation { node_count, max_load, ring, others, cheapest, searched_up_to }
+    Recommendation { node_count, max_load, ring, others, cheapest, searched_up_to, skipped: Vec::new() }
 }
 
 impl fmt::Display for Recommendation {
@@ -267,6 +275,9 @@ impl fmt::Display for Recommendation {
         }
         if self.ring.is_none() {
             writeln!(f, "no ring up to V={} meets the target", self.searched_up_to)?;
+        }
+        for (name, why) in &self.skipped {
+            writeln!(f, "skipped {name}: {why}")?;
         }
         match &self.cheapest {
             Some(c) => {

@@ -9,13 +9,17 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::algo::anchor::Anchor;
 use crate::algo::jump::Jump;
 use crate::algo::ketama::{Ketama, KetamaVariant};
+use crate::algo::maglev::{Maglev, DEFAULT_TABLE_SIZE};
+use crate::algo::memento::Memento;
 use crate::algo::modulo::Modulo;
+use crate::algo::multiprobe::{MultiProbe, DEFAULT_PROBES};
 use crate::algo::rendezvous::Rendezvous;
 use crate::algo::ring::Ring;
 use crate::algo::slots::{RedisSlots, SLOTS};
-use crate::analysis::partition::{ideal_movement, shares_by_name, Movement, Partition};
+use crate::analysis::partition::{ideal_movement, shares_by_name, ModTable, Movement, Partition};
 use crate::analysis::rng::SplitMix64;
 use crate::analysis::stats::{median, quantile, supported_tail, Balance};
 use crate::error::{Error, Result};
@@ -27,12 +31,16 @@ use crate::router::{ParRouteBatch, Router};
 pub type BuildFn = Arc<dyn Fn(&NodeSet) -> Result<Box<dyn Router>> + Send + Sync>;
 /// Builds the exact circle partition of a router over a node set.
 pub type PartitionFn = Arc<dyn Fn(&NodeSet) -> Result<Partition> + Send + Sync>;
+/// Builds the exact `hash mod M` table of a router over a node set.
+pub type TableFn = Arc<dyn Fn(&NodeSet) -> Result<ModTable> + Send + Sync>;
 
 /// How a candidate's per-node load is measured.
 #[derive(Clone)]
 pub enum LoadModel {
     /// Exact, from the arcs of the router's circle partition (ring, Ketama, slots).
     Partition(PartitionFn),
+    /// Exact from a `hash mod M` lookup table (Maglev).
+    Table(TableFn),
     /// Exact by arithmetic: `hash % N` gives every node `1/N` (the `2^64 mod N` bias is below
     /// `N / 2^64`), and key movement is counted over one period `lcm(N, M)`.
     Modulo,
@@ -180,8 +188,62 @@ pub fn candidates() -> Vec<Candidate> {
         linear_lookup: false,
         removes_any_node: true,
     });
+    out.push(Candidate {
+        name: "maglev".into(),
+        family: "maglev",
+        vnodes: None,
+        build: Arc::new(|n| {
+            Ok(Box::new(Maglev::new(n.clone(), Hasher::default(), DEFAULT_TABLE_SIZE)?) as Box<dyn Router>)
+        }),
+        model: LoadModel::Table(Arc::new(|n| {
+            let m = Maglev::new(n.clone(), Hasher::default(), DEFAULT_TABLE_SIZE)?;
+            Ok(ModTable::new(n.clone(), m.table().to_vec()))
+        })),
+        consistent: true,
+        linear_lookup: false,
+        removes_any_node: true,
+    });
+    out.push(Candidate {
+        name: "multiprobe".into(),
+        family: "multiprobe",
+        vnodes: None,
+        build: Arc::new(|n| {
+            Ok(Box::new(MultiProbe::new(n.clone(), Hasher::default(), DEFAULT_PROBES)?) as Box<dyn Router>)
+        }),
+        model: LoadModel::Sampled { names_matter: true },
+        consistent: true,
+        linear_lookup: false,
+        removes_any_node: true,
+    });
+    out.push(Candidate {
+        name: "anchor".into(),
+        family: "anchor",
+        vnodes: None,
+        build: Arc::new(|n| {
+            let capacity = ANCHOR_CAPACITY.max((2 * n.len()).next_power_of_two() as u32);
+            Ok(Box::new(Anchor::new(n.clone(), Hasher::default(), capacity)?) as Box<dyn Router>)
+        }),
+        model: LoadModel::Sampled { names_matter: false },
+        consistent: true,
+        linear_lookup: false,
+        removes_any_node: true,
+    });
+    out.push(Candidate {
+        name: "memento".into(),
+        family: "memento",
+        vnodes: None,
+        build: Arc::new(|n| Ok(Box::new(Memento::new(n.clone(), Hasher::default())?) as Box<dyn Router>)),
+        model: LoadModel::Sampled { names_matter: false },
+        consistent: true,
+        linear_lookup: false,
+        removes_any_node: true,
+    });
     out
 }
+
+/// The anchor capacity the sweep gives AnchorHash: fixed, so a resize keeps it (as a deployment
+/// would), and large enough for the sweep's 2000-node clusters; bigger clusters get 2N rounded up.
+pub const ANCHOR_CAPACITY: u32 = 4096;
 
 /// The candidate named `name` (as in reports: `ring-v160`, `jump`).
 ///
@@ -352,6 +414,13 @@ fn cluster_balance(cand: &Candidate, nodes: &NodeSet, keys: usize, seed: u64) ->
             let shares: Vec<f64> = p.nodes().iter().map(|(_, n)| n.weight()).collect();
             Ok((Balance::from_loads(&p.loads(), &shares), ns))
         }
+        LoadModel::Table(f) => {
+            let t = Instant::now();
+            let p = f(nodes)?;
+            let ns = t.elapsed().as_nanos() as f64;
+            let shares: Vec<f64> = p.nodes().iter().map(|(_, n)| n.weight()).collect();
+            Ok((Balance::from_loads(&p.loads(), &shares), ns))
+        }
         LoadModel::Modulo => Ok((Balance::from_loads(&vec![1.0; nodes.len()], &vec![1.0; nodes.len()]), 0.0)),
         LoadModel::Sampled { .. } => {
             let t = Instant::now();
@@ -381,6 +450,7 @@ fn points_per_cluster(cand: &Candidate, n: usize) -> u64 {
 fn cell_plan(cand: &Candidate, n: usize, cfg: &SweepConfig) -> (usize, usize) {
     match cand.model {
         LoadModel::Partition(_) => (cfg.exact_clusters(cfg.clusters, points_per_cluster(cand, n), cfg.min_clusters), 0),
+        LoadModel::Table(_) => (cfg.exact_clusters(cfg.clusters, DEFAULT_TABLE_SIZE, cfg.min_clusters), 0),
         LoadModel::Modulo => (1, 0),
         LoadModel::Sampled { names_matter } => {
             let keys = if cand.linear_lookup {
@@ -555,6 +625,10 @@ pub fn sampled_movement(ra: &dyn Router, rb: &dyn Router, keys: usize, seed: u64
 pub fn movement_between(cand: &Candidate, a: &NodeSet, b: &NodeSet, keys: usize, seed: u64) -> Result<Movement> {
     match &cand.model {
         LoadModel::Partition(f) => Ok(f(a)?.movement(&f(b)?)),
+        LoadModel::Table(f) => match f(a)?.movement(&f(b)?) {
+            Some(m) => Ok(m),
+            None => Ok(sampled_movement(&*(cand.build)(a)?, &*(cand.build)(b)?, keys.max(100_000), seed)),
+        },
         LoadModel::Modulo => Ok(modulo_movement(a, b)),
         LoadModel::Sampled { .. } => Ok(sampled_movement(&*(cand.build)(a)?, &*(cand.build)(b)?, keys, seed)),
     }
@@ -573,11 +647,16 @@ pub fn movement_cell(cand: &Candidate, resize: &Resize, cfg: &SweepConfig) -> Re
             let cap = (cfg.movement_point_budget / pts.max(1)) as usize;
             (cfg.movement_clusters.min(cap).max(2), 0)
         }
+        LoadModel::Table(_) => {
+            let cap = (cfg.movement_point_budget / (2 * DEFAULT_TABLE_SIZE)) as usize;
+            (cfg.movement_clusters.min(cap).max(2), 0)
+        }
         LoadModel::Modulo => (1, 0),
         LoadModel::Sampled { names_matter } => {
-            // Movement medians vary little between clusters; a few suffice for O(N) routers.
+            // Movement medians vary little between clusters, and a moved fraction p is known to
+            // ±sqrt(p(1−p)/K): a quarter of the balance keys and a few clusters suffice.
             let (c, k) = cell_plan(cand, big, cfg);
-            (if names_matter { c.min((cfg.sampled_clusters / 4).max(2)) } else { 1 }, k)
+            (if names_matter { c.min((cfg.sampled_clusters / 4).max(2)) } else { 1 }, (k / 4).max(1000))
         }
     };
     let ms: Vec<Movement> = (0..clusters)

@@ -1,0 +1,134 @@
+//! Maglev, multi-probe, MementoHash and bounded loads: lookups, builds and membership changes.
+//!
+//! Ids `group/variant/size`: `beyond-route/<algo>-single/<nodes>`, `beyond-build/<algo>/<nodes>`,
+//! `beyond-build/<memento|anchor>-remove/<nodes>`, `beyond-bounded/assign-eps<ε>/<nodes>`. `HASHROUTE_QUICK=1`
+//! runs two sizes with a short measurement.
+
+// `criterion_group!` generates an undocumented `pub fn benches`.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hashroute::{Anchor, BoundedLoads, Hasher, Jump, Maglev, Memento, MultiProbe, NodeId, NodeSet, Ring, Router};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+
+const KEYS: usize = 4096;
+
+fn quick() -> bool {
+    std::env::var("HASHROUTE_QUICK").is_ok_and(|v| v == "1")
+}
+
+fn short(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    if quick() {
+        g.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(600)).sample_size(10);
+    }
+}
+
+fn sizes() -> &'static [usize] {
+    if quick() {
+        &[100, 1_000]
+    } else {
+        &[10, 100, 1_000, 10_000]
+    }
+}
+
+/// Pre-generated 16-byte keys (seeded), outside the timed loop.
+fn keys(n: usize, seed: u64) -> Vec<[u8; 16]> {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    (0..n).map(|_| rng.gen::<u128>().to_le_bytes()).collect()
+}
+
+fn set(n: usize) -> NodeSet {
+    NodeSet::from_names((0..n).map(|i| format!("node-{i}"))).unwrap()
+}
+
+fn route(c: &mut Criterion) {
+    let mut g = c.benchmark_group("beyond-route");
+    short(&mut g);
+    g.throughput(Throughput::Elements(KEYS as u64));
+    let owned = keys(KEYS, 11);
+    let mut out = vec![NodeId::default(); KEYS];
+    for &n in sizes() {
+        let s = set(n);
+        // Maglev needs M >= N; 65537 covers every size here.
+        let routers: Vec<(&str, Box<dyn Router>)> = vec![
+            ("maglev", Box::new(Maglev::new(s.clone(), Hasher::default(), 65537).unwrap())),
+            ("multiprobe21", Box::new(MultiProbe::new(s.clone(), Hasher::default(), 21).unwrap())),
+            // Baseline: Memento with nothing removed routes exactly like jump.
+            ("jump", Box::new(Jump::new(s.clone(), Hasher::default()).unwrap())),
+            ("memento", Box::new(Memento::new(s.clone(), Hasher::default()).unwrap())),
+            ("anchor-cap2n", Box::new(Anchor::new(s.clone(), Hasher::default(), 2 * n as u32).unwrap())),
+            (
+                "memento-10pct-removed",
+                Box::new({
+                    let mut m = Memento::new(s.clone(), Hasher::default()).unwrap();
+                    for i in (0..n).step_by(10) {
+                        m = m.remove(&format!("node-{i}")).unwrap();
+                    }
+                    m
+                }),
+            ),
+        ];
+        for (name, r) in &routers {
+            g.bench_with_input(BenchmarkId::new(format!("{name}-single"), n), &n, |b, _| {
+                b.iter(|| {
+                    for (o, k) in out.iter_mut().zip(&owned) {
+                        *o = r.route(k);
+                    }
+                    black_box(&out);
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+fn build(c: &mut Criterion) {
+    let mut g = c.benchmark_group("beyond-build");
+    short(&mut g);
+    g.sample_size(10);
+    for &n in sizes() {
+        let s = set(n);
+        g.bench_with_input(BenchmarkId::new("maglev-65537", n), &n, |b, _| {
+            b.iter(|| Maglev::new(black_box(s.clone()), Hasher::default(), 65537).unwrap())
+        });
+        g.bench_with_input(BenchmarkId::new("multiprobe", n), &n, |b, _| {
+            b.iter(|| MultiProbe::new(black_box(s.clone()), Hasher::default(), 21).unwrap())
+        });
+        let m = Memento::new(s.clone(), Hasher::default()).unwrap();
+        let victim = format!("node-{}", n / 2);
+        g.bench_with_input(BenchmarkId::new("memento-remove", n), &n, |b, _| b.iter(|| m.remove(&victim).unwrap()));
+        let a = Anchor::new(s.clone(), Hasher::default(), 2 * n as u32).unwrap();
+        g.bench_with_input(BenchmarkId::new("anchor-remove", n), &n, |b, _| b.iter(|| a.remove(&victim).unwrap()));
+    }
+    g.finish();
+}
+
+fn bounded(c: &mut Criterion) {
+    let mut g = c.benchmark_group("beyond-bounded");
+    short(&mut g);
+    g.sample_size(10);
+    let owned = keys(KEYS, 13);
+    g.throughput(Throughput::Elements(KEYS as u64));
+    for &n in sizes() {
+        let ring = std::sync::Arc::new(Ring::builder().vnodes(160).node_set(set(n)).build().unwrap());
+        for eps in [0.1, 0.25, 1.0] {
+            g.bench_with_input(BenchmarkId::new(format!("assign-eps{eps}"), n), &n, |b, _| {
+                b.iter(|| {
+                    let mut bl = BoundedLoads::new(ring.clone(), eps).unwrap();
+                    for k in &owned {
+                        black_box(bl.assign(k).unwrap());
+                    }
+                    bl
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, route, build, bounded);
+criterion_main!(benches);

@@ -1,0 +1,680 @@
+//! Migration plans: exactly which keys move when a router is replaced by another.
+//!
+//! Before a membership change an operator wants to know what it will cost: which hash ranges
+//! change owner (to copy them ahead of the switch), how much each node gains and loses, and the
+//! total fraction of keys that moves.
+//!
+//! - **Rings** ([`plan_rings`]): exact. The two sorted point sets are merged; every elementary
+//!   arc between consecutive boundaries has one owner before and one after, so the moving hash
+//!   ranges and the moved fraction come out exactly (u128 arithmetic over the 2^64 circle), in
+//!   O(P₁ + P₂) time. Both rings must hash keys the same way.
+//! - **Ketama** ([`plan_ketama`]): the same merge over the 2^32 circle. **Redis slots**
+//!   ([`plan_slots`]): the slot ranges that change owner.
+//! - **Any router** ([`plan_sampled`], [`sampled_fraction`]): route a key sample through both and
+//!   compare owners by name. An estimate with binomial noise ≈ `sqrt(f(1-f)/k)` for k keys.
+//! - [`plan`] picks the exact method when both routers are of the same exact kind (rings with the
+//!   same hasher, Ketama, slots; see [`Inspect`]), and otherwise samples [`DEFAULT_SAMPLE`]
+//!   deterministic keys.
+//!
+//! Nodes are compared by **name**: ids are per-router indices.
+//!
+//! The CLI's `hashroute migrate` is a few lines:
+//!
+//! ```
+//! # use hashroute::{config::{Algorithm, RouterSpec}, NodeSet, Ring};
+//! let from = NodeSet::parse("a\nb\nc\n")?;
+//! let to = NodeSet::parse("a\nb\nc\nd\n")?;
+//! let spec = RouterSpec::new(Algorithm::Ring);
+//! let plan = hashroute::migration::plan(&*spec.build(from)?, &*spec.build(to)?)?;
+//! print!("{plan}"); // sampled: `Box<dyn Router>` is opaque until `Router` can downcast
+//! # Ok::<(), hashroute::Error>(())
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::algo::ketama::Ketama;
+use crate::algo::ring::Ring;
+use crate::algo::slots::{RedisSlots, SLOTS};
+use crate::error::{Error, Result};
+use crate::fingerprint::{Inspect, View};
+use crate::node::NodeSet;
+use crate::router::Router;
+
+/// Keys sampled by [`plan`] when no exact method applies.
+pub const DEFAULT_SAMPLE: usize = 100_000;
+
+/// The space that a plan's ranges and fractions are measured in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeySpace {
+    /// 64-bit key hashes (rings): 2^64 positions.
+    Hash64,
+    /// 32-bit key hashes (Ketama): 2^32 positions.
+    Hash32,
+    /// Redis Cluster slots: 16384 positions.
+    Slots,
+    /// A sample of keys: positions are keys, ranges are not available.
+    Sample {
+        /// Keys in the sample.
+        keys: usize,
+    },
+}
+
+impl KeySpace {
+    /// Number of positions in the space.
+    pub fn size(self) -> u128 {
+        match self {
+            KeySpace::Hash64 => 1u128 << 64,
+            KeySpace::Hash32 => 1u128 << 32,
+            KeySpace::Slots => 16384,
+            KeySpace::Sample { keys } => keys as u128,
+        }
+    }
+
+    /// Whether the plan is exact (computed from the routers' structure) rather than estimated.
+    pub fn is_exact(self) -> bool {
+        !matches!(self, KeySpace::Sample { .. })
+    }
+}
+
+/// One range of positions that changes owner, with indices into [`MigrationPlan::names`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Range {
+    start: u64,
+    end: u64,
+    from: u32,
+    to: u32,
+}
+
+/// A moving range as returned by [`MigrationPlan::moves`]: positions `start..=end` (hashes or
+/// slots, in the plan's [`KeySpace`]) go from node `from` to node `to`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Move<'a> {
+    /// First position of the range.
+    pub start: u64,
+    /// Last position of the range (inclusive).
+    pub end: u64,
+    /// The owner before.
+    pub from: &'a str,
+    /// The owner after.
+    pub to: &'a str,
+}
+
+impl Move<'_> {
+    /// Positions in the range (`end - start + 1`, up to 2^64).
+    pub fn len(&self) -> u128 {
+        u128::from(self.end) - u128::from(self.start) + 1
+    }
+
+    /// Always `false`: a range holds at least one position.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// One node's part in a migration, as fractions of the key space.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeShare {
+    /// The node's name (present before, after, or both).
+    pub name: String,
+    /// Share owned before the change.
+    pub before: f64,
+    /// Share owned after the change.
+    pub after: f64,
+    /// Share that moves to this node.
+    pub moved_in: f64,
+    /// Share that moves away from this node.
+    pub moved_out: f64,
+}
+
+/// What changes between two routers: moving ranges (exact plans), per-node shares, and the
+/// fraction of keys that moves.
+///
+/// `Display` prints a summary line, the per-node table, and every moving range (a ring of P
+/// points can have up to ≈ 2P of them); [`MigrationPlan::summary`] prints without the ranges.
+#[derive(Clone, Debug)]
+pub struct MigrationPlan {
+    before_algorithm: &'static str,
+    after_algorithm: &'static str,
+    space: KeySpace,
+    names: Vec<String>,
+    ranges: Vec<Range>,
+    moved: u128,
+    shares: Vec<NodeShare>,
+}
+
+impl MigrationPlan {
+    /// The space the plan is measured in (exact hash circle, slots, or a key sample).
+    pub fn space(&self) -> KeySpace {
+        self.space
+    }
+
+    /// Whether the plan is exact.
+    pub fn is_exact(&self) -> bool {
+        self.space.is_exact()
+    }
+
+    /// Positions (hashes, slots, or sampled keys) that change owner.
+    pub fn moved_units(&self) -> u128 {
+        self.moved
+    }
+
+    /// Fraction of the key space that changes owner, in `[0, 1]`.
+    pub fn moved_fraction(&self) -> f64 {
+        if self.space.size() == 0 {
+            0.0
+        } else {
+            self.moved as f64 / self.space.size() as f64
+        }
+    }
+
+    /// The moving ranges in position order, adjacent ranges with the same `(from, to)` merged.
+    /// Empty for sampled plans. An arc that wraps past the top of the circle appears as two
+    /// ranges (one ending at the maximum, one starting at 0).
+    pub fn moves(&self) -> impl ExactSizeIterator<Item = Move<'_>> + '_ {
+        self.ranges.iter().map(|r| Move {
+            start: r.start,
+            end: r.end,
+            from: &self.names[r.from as usize],
+            to: &self.names[r.to as usize],
+        })
+    }
+
+    /// Every node of either router, sorted by name, with its shares.
+    pub fn shares(&self) -> &[NodeShare] {
+        &self.shares
+    }
+
+    /// The share of the node named `name`, if it is in either router.
+    pub fn share(&self, name: &str) -> Option<&NodeShare> {
+        self.shares.binary_search_by(|s| s.name.as_str().cmp(name)).ok().map(|i| &self.shares[i])
+    }
+
+    /// Node names of both routers, sorted.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// A `Display` of the summary line and per-node table, without the ranges.
+    pub fn summary(&self) -> impl fmt::Display + '_ {
+        Summary(self)
+    }
+
+    fn write_summary(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = match self.space {
+            KeySpace::Hash64 => "exact, 64-bit hash circle".to_owned(),
+            KeySpace::Hash32 => "exact, 32-bit hash circle".to_owned(),
+            KeySpace::Slots => "exact, 16384 slots".to_owned(),
+            KeySpace::Sample { keys } => format!("estimated from {keys} keys"),
+        };
+        writeln!(
+            f,
+            "migration {} -> {} ({how}): {:.4}% of keys move",
+            self.before_algorithm,
+            self.after_algorithm,
+            100.0 * self.moved_fraction()
+        )?;
+        let width = self.shares.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
+        writeln!(f, "{:width$}  {:>9}  {:>9}  {:>9}  {:>9}", "node", "before", "after", "in", "out")?;
+        for s in &self.shares {
+            writeln!(
+                f,
+                "{:width$}  {:>8.4}%  {:>8.4}%  {:>8.4}%  {:>8.4}%",
+                s.name,
+                100.0 * s.before,
+                100.0 * s.after,
+                100.0 * s.moved_in,
+                100.0 * s.moved_out
+            )?;
+        }
+        Ok(())
+    }
+}
+
+struct Summary<'a>(&'a MigrationPlan);
+
+impl fmt::Display for Summary<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.write_summary(f)
+    }
+}
+
+impl fmt::Display for MigrationPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_summary(f)?;
+        if self.is_exact() {
+            writeln!(f, "{} moving ranges (start..=end from -> to):", self.ranges.len())?;
+            let digits = match self.space {
+                KeySpace::Hash32 => 8,
+                KeySpace::Slots => 0,
+                _ => 16,
+            };
+            for m in self.moves() {
+                if digits == 0 {
+                    writeln!(f, "{}..={} {} -> {}", m.start, m.end, m.from, m.to)?;
+                } else {
+                    writeln!(f, "{:#0w$x}..={:#0w$x} {} -> {}", m.start, m.end, m.from, m.to, w = digits + 2)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Node names of both sets, sorted, and each set's id -> name index.
+fn name_table(before: &NodeSet, after: &NodeSet) -> (Vec<String>, Vec<u32>, Vec<u32>) {
+    let mut names: Vec<String> = before.iter().chain(after.iter()).map(|(_, n)| n.name().to_owned()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let index: HashMap<&str, u32> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i as u32)).collect();
+    let map = |set: &NodeSet| set.iter().map(|(_, n)| index[n.name()]).collect::<Vec<u32>>();
+    let (b, a) = (map(before), map(after));
+    (names, b, a)
+}
+
+/// Per-name accumulators, in space units.
+struct Tally {
+    before: Vec<u128>,
+    after: Vec<u128>,
+    moved_in: Vec<u128>,
+    moved_out: Vec<u128>,
+    moved: u128,
+    ranges: Vec<Range>,
+}
+
+impl Tally {
+    fn new(names: usize) -> Tally {
+        Tally {
+            before: vec![0; names],
+            after: vec![0; names],
+            moved_in: vec![0; names],
+            moved_out: vec![0; names],
+            moved: 0,
+            ranges: Vec::new(),
+        }
+    }
+
+    /// Positions `start..=end` are owned by `from` before and `to` after.
+    fn add(&mut self, start: u64, end: u64, from: u32, to: u32, keep_ranges: bool) {
+        let len = u128::from(end) - u128::from(start) + 1;
+        self.before[from as usize] += len;
+        self.after[to as usize] += len;
+        if from == to {
+            return;
+        }
+        self.moved += len;
+        self.moved_out[from as usize] += len;
+        self.moved_in[to as usize] += len;
+        if !keep_ranges {
+            return;
+        }
+        if let Some(last) = self.ranges.last_mut() {
+            if last.from == from && last.to == to && u128::from(last.end) + 1 == u128::from(start) {
+                last.end = end;
+                return;
+            }
+        }
+        self.ranges.push(Range { start, end, from, to });
+    }
+
+    fn finish(
+        self,
+        names: Vec<String>,
+        space: KeySpace,
+        before_algorithm: &'static str,
+        after_algorithm: &'static str,
+    ) -> MigrationPlan {
+        let size = space.size() as f64;
+        let frac = |v: u128| if size == 0.0 { 0.0 } else { v as f64 / size };
+        let shares = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| NodeShare {
+                name: name.clone(),
+                before: frac(self.before[i]),
+                after: frac(self.after[i]),
+                moved_in: frac(self.moved_in[i]),
+                moved_out: frac(self.moved_out[i]),
+            })
+            .collect();
+        MigrationPlan {
+            before_algorithm,
+            after_algorithm,
+            space,
+            names,
+            ranges: self.ranges,
+            moved: self.moved,
+            shares,
+        }
+    }
+}
+
+/// One side of a point-set merge: sorted points, owner id per point, and the node set.
+#[derive(Copy, Clone, Debug)]
+pub struct PointSet<'a, P> {
+    /// Points sorted ascending (equal points allowed; the first of equals owns).
+    pub points: &'a [P],
+    /// Owner (node index into `nodes`) of each point.
+    pub owners: &'a [u32],
+    /// The router's nodes.
+    pub nodes: &'a NodeSet,
+    /// The router's algorithm name, for the report.
+    pub algorithm: &'static str,
+}
+
+/// The exact plan between two point sets on a circle of `space` (a key's owner is the first
+/// point at or after its hash, wrapping to the first point). Shared by rings (`u64` points) and
+/// Ketama (`u32` points, [`KeySpace::Hash32`]).
+///
+/// Cost: O(P₁ + P₂) time, O(number of moving ranges) memory.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when a point set is empty, `owners` and `points` differ in
+/// length, an owner is out of range, or `space` is not a hash circle.
+pub fn plan_points<P>(before: PointSet<'_, P>, after: PointSet<'_, P>, space: KeySpace) -> Result<MigrationPlan>
+where
+    P: Copy + Into<u64>,
+{
+    let max: u64 = match space {
+        KeySpace::Hash64 => u64::MAX,
+        KeySpace::Hash32 => u64::from(u32::MAX),
+        _ => {
+            return Err(Error::InvalidParameter {
+                name: "key space",
+                reason: "point-set plans need a hash circle (Hash64 or Hash32)".into(),
+            })
+        }
+    };
+    for side in [&before, &after] {
+        if side.points.is_empty() || side.points.len() != side.owners.len() {
+            return Err(Error::InvalidParameter {
+                name: "points",
+                reason: format!(
+                    "{} points and {} owners: need a non-empty point set with one owner per point",
+                    side.points.len(),
+                    side.owners.len()
+                ),
+            });
+        }
+        if side.owners.iter().any(|&o| o as usize >= side.nodes.len()) {
+            return Err(Error::InvalidParameter { name: "owners", reason: "an owner is not a node of the set".into() });
+        }
+    }
+    let (names, bmap, amap) = name_table(before.nodes, after.nodes);
+    let mut tally = Tally::new(names.len());
+    let (bp, ap) = (before.points, after.points);
+    let (mut i, mut j) = (0usize, 0usize);
+    // Owner (name index) of positions up to and including `v`, given the first point >= v.
+    let owner = |set: &PointSet<'_, P>, map: &[u32], idx: usize| -> u32 {
+        map[set.owners[if idx == set.points.len() { 0 } else { idx }] as usize]
+    };
+    let mut start: u64 = 0;
+    let mut done = false;
+    while !done {
+        // Next boundary: the smallest point of either set not yet passed.
+        let next = match (bp.get(i), ap.get(j)) {
+            (Some(&x), Some(&y)) => x.into().min(y.into()),
+            (Some(&x), None) => x.into(),
+            (None, Some(&y)) => y.into(),
+            (None, None) => break,
+        };
+        let from = owner(&before, &bmap, i);
+        let to = owner(&after, &amap, j);
+        tally.add(start, next, from, to, true);
+        // Skip every point equal to the boundary (equal points: the first owns).
+        while i < bp.len() && bp[i].into() <= next {
+            i += 1;
+        }
+        while j < ap.len() && ap[j].into() <= next {
+            j += 1;
+        }
+        if next == max {
+            done = true;
+        } else {
+            start = next + 1;
+        }
+    }
+    if !done {
+        // The arc past the last point wraps to both sets' first points.
+        tally.add(start, max, owner(&before, &bmap, 0), owner(&after, &amap, 0), true);
+    }
+    Ok(tally.finish(names, space, before.algorithm, after.algorithm))
+}
+
+/// The exact plan between two rings: every moving hash range with its old and new owner, the
+/// per-node shares, and the exact moved fraction. O(P₁ + P₂).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when the rings use different hashers (a key's position would
+/// differ between them, so ranges are meaningless; use [`plan_sampled`]).
+pub fn plan_rings(before: &Ring, after: &Ring) -> Result<MigrationPlan> {
+    if before.hasher() != after.hasher() {
+        return Err(Error::InvalidParameter {
+            name: "hasher",
+            reason: format!(
+                "the rings hash keys differently ({:?} vs {:?}); exact ranges need the same hasher, sample instead",
+                before.hasher(),
+                after.hasher()
+            ),
+        });
+    }
+    plan_points(ring_side(before), ring_side(after), KeySpace::Hash64)
+}
+
+fn ring_side(r: &Ring) -> PointSet<'_, u64> {
+    PointSet { points: r.points(), owners: r.owners(), nodes: r.nodes(), algorithm: "ring" }
+}
+
+/// The exact plan between two Ketama continuums (any variants: every variant hashes keys with
+/// [`Ketama::key_hash`]; a variant that looks up the first point strictly greater than the hash
+/// is converted to the equivalent "at or after" point set first). Ranges are over the 32-bit
+/// circle ([`KeySpace::Hash32`]). O(P₁ + P₂).
+///
+/// # Errors
+/// None in practice (the `Result` is [`plan_points`]'s).
+pub fn plan_ketama(before: &Ketama, after: &Ketama) -> Result<MigrationPlan> {
+    let (bp, bo) = ketama_at_or_after(before);
+    let (ap, ao) = ketama_at_or_after(after);
+    plan_points(
+        PointSet { points: &bp, owners: &bo, nodes: before.nodes(), algorithm: "ketama" },
+        PointSet { points: &ap, owners: &ao, nodes: after.nodes(), algorithm: "ketama" },
+        KeySpace::Hash32,
+    )
+}
+
+/// Ketama's points as an "at or after" point set. With "strictly greater" lookup, hash `h` is
+/// owned by the first point `p > h`, i.e. the first `p - 1 >= h`: every point shifts down by
+/// one, and points at 0 (owning only through the wrap) move to the top as `u32::MAX`. The
+/// lookup rule is detected through [`Ketama::point_index`] (the first point owns its own hash
+/// only under "at or after").
+fn ketama_at_or_after(k: &Ketama) -> (Vec<u32>, Vec<u32>) {
+    let (points, owners) = (k.points(), k.owners());
+    let strictly_greater = k.point_index(points[0]) != 0;
+    if !strictly_greater {
+        return (points.to_vec(), owners.to_vec());
+    }
+    let zeros = points.partition_point(|&p| p == 0);
+    let shifted = points[zeros..].iter().map(|&p| p - 1).chain(points[..zeros].iter().map(|_| u32::MAX)).collect();
+    let rotated = owners[zeros..].iter().chain(&owners[..zeros]).copied().collect();
+    (shifted, rotated)
+}
+
+/// The exact plan between two Redis Cluster slot layouts: the slot ranges that change owner
+/// ([`KeySpace::Slots`]). O(16384).
+///
+/// # Errors
+/// None in practice; the `Result` keeps the signature uniform.
+pub fn plan_slots(before: &RedisSlots, after: &RedisSlots) -> Result<MigrationPlan> {
+    let (names, bmap, amap) = name_table(before.nodes(), after.nodes());
+    let mut tally = Tally::new(names.len());
+    for slot in 0..SLOTS {
+        let from = bmap[before.slot_owner(slot).index()];
+        let to = amap[after.slot_owner(slot).index()];
+        tally.add(u64::from(slot), u64::from(slot), from, to, true);
+    }
+    Ok(tally.finish(names, KeySpace::Slots, "slots", "slots"))
+}
+
+/// The fraction of `keys` whose owner (by name) differs between `before` and `after`; `0.0` for
+/// an empty sample. Cost: two lookups per key.
+pub fn sampled_fraction(before: &dyn Router, after: &dyn Router, keys: &[&[u8]]) -> f64 {
+    if keys.is_empty() {
+        return 0.0;
+    }
+    let moved = keys.iter().filter(|k| before.node_name(before.route(k)) != after.node_name(after.route(k))).count();
+    moved as f64 / keys.len() as f64
+}
+
+/// An estimated plan from a key sample: per-node shares and the moved fraction, no ranges.
+/// Works for any two routers (different algorithms included).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for an empty sample.
+pub fn plan_sampled(before: &dyn Router, after: &dyn Router, keys: &[&[u8]]) -> Result<MigrationPlan> {
+    if keys.is_empty() {
+        return Err(Error::InvalidParameter { name: "keys", reason: "the sample is empty".into() });
+    }
+    let (names, bmap, amap) = name_table(before.nodes(), after.nodes());
+    let mut tally = Tally::new(names.len());
+    for key in keys {
+        let from = bmap[before.route(key).index()];
+        let to = amap[after.route(key).index()];
+        tally.add(0, 0, from, to, false);
+    }
+    Ok(tally.finish(names, KeySpace::Sample { keys: keys.len() }, before.algorithm(), after.algorithm()))
+}
+
+/// The deterministic key sample [`plan`] uses: `"key:0"`, `"key:1"`, …
+pub fn default_sample(count: usize) -> Vec<Vec<u8>> {
+    (0..count).map(|i| format!("key:{i}").into_bytes()).collect()
+}
+
+/// The best plan available: exact for two rings with the same hasher, two Ketama continuums, or
+/// two slot layouts; otherwise estimated from
+/// [`DEFAULT_SAMPLE`] keys of [`default_sample`].
+///
+/// Trait objects (`&dyn Router`, `Box<dyn Router>`) are opaque (see [`Inspect`]) and therefore
+/// sampled; pass the concrete router (or a `Box`/`Arc` of it) for exact plans.
+///
+/// # Errors
+/// None in practice for valid routers; the signature leaves room for methods that can fail.
+pub fn plan<A, B>(before: &A, after: &B) -> Result<MigrationPlan>
+where
+    A: Inspect + ?Sized,
+    B: Inspect + ?Sized,
+{
+    match (before.view(), after.view()) {
+        (View::Ring(a), View::Ring(b)) if a.hasher() == b.hasher() => return plan_rings(a, b),
+        (View::Ketama(a), View::Ketama(b)) => return plan_ketama(a, b),
+        (View::Slots(a), View::Slots(b)) => return plan_slots(a, b),
+        _ => {}
+    }
+    let sample = default_sample(DEFAULT_SAMPLE);
+    let keys: Vec<&[u8]> = sample.iter().map(Vec::as_slice).collect();
+    plan_sampled(as_dyn(before), as_dyn(after), &keys)
+}
+
+fn as_dyn<R: Inspect + ?Sized>(r: &R) -> &dyn Router {
+    match r.view() {
+        View::Ring(x) => x,
+        View::Modulo(x) => x,
+        View::Jump(x) => x,
+        View::Ketama(x) => x,
+        View::Slots(x) => x,
+        View::Opaque(x) => x,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Node, NodeId};
+
+    /// A hand-built point set over the 32-bit circle.
+    fn set(names: &[&str]) -> NodeSet {
+        NodeSet::from_names(names).unwrap()
+    }
+
+    #[test]
+    fn hand_built_exact_answer() {
+        let nodes_b = set(&["a", "b"]);
+        let nodes_a = set(&["a", "b", "c"]);
+        // before: a owns (300, MAX] ∪ [0, 100], b owns (100, 300].
+        let before = PointSet { points: &[100u32, 300], owners: &[0, 1], nodes: &nodes_b, algorithm: "t" };
+        // after: c takes (100, 200] from b and (300, 400] from a.
+        let after =
+            PointSet { points: &[100u32, 200, 300, 400], owners: &[0, 2, 1, 2], nodes: &nodes_a, algorithm: "t" };
+        let plan = plan_points(before, after, KeySpace::Hash32).unwrap();
+        let moves: Vec<_> = plan.moves().map(|m| (m.start, m.end, m.from, m.to)).collect();
+        assert_eq!(moves, [(101, 200, "b", "c"), (301, 400, "a", "c")]);
+        assert_eq!(plan.moved_units(), 200);
+        assert_eq!(plan.share("c").unwrap().moved_in, 200.0 / 4294967296.0);
+        assert_eq!(plan.share("a").unwrap().moved_out, 100.0 / 4294967296.0);
+        assert_eq!(plan.share("b").unwrap().before, 200.0 / 4294967296.0);
+    }
+
+    #[test]
+    fn wrap_and_coalesce() {
+        let n = set(&["a", "b"]);
+        // before: all to a. after: b owns the wrap arc (MAX-9, MAX] ∪ [0, 10].
+        let before = PointSet { points: &[50u32], owners: &[0], nodes: &n, algorithm: "t" };
+        let after = PointSet { points: &[10u32, u32::MAX - 10], owners: &[1, 0], nodes: &n, algorithm: "t" };
+        let plan = plan_points(before, after, KeySpace::Hash32).unwrap();
+        let moves: Vec<_> = plan.moves().map(|m| (m.start, m.end, m.from, m.to)).collect();
+        assert_eq!(moves, [(0, 10, "a", "b"), (u64::from(u32::MAX) - 9, u64::from(u32::MAX), "a", "b")]);
+        assert_eq!(plan.moved_units(), 21);
+        // Coalescing: boundaries of the other set inside one moving arc do not split it.
+        let before = PointSet { points: &[10u32, 20, 30], owners: &[0, 0, 0], nodes: &n, algorithm: "t" };
+        let after = PointSet { points: &[30u32], owners: &[1], nodes: &n, algorithm: "t" };
+        let plan = plan_points(before, after, KeySpace::Hash32).unwrap();
+        assert_eq!(plan.moves().len(), 1);
+        assert_eq!(plan.moved_fraction(), 1.0);
+    }
+
+    #[test]
+    fn point_at_the_top_of_the_circle() {
+        let n = set(&["a", "b"]);
+        let before = PointSet { points: &[u64::MAX], owners: &[0], nodes: &n, algorithm: "t" };
+        let after = PointSet { points: &[5u64, u64::MAX], owners: &[1, 0], nodes: &n, algorithm: "t" };
+        let plan = plan_points(before, after, KeySpace::Hash64).unwrap();
+        assert_eq!(plan.moved_units(), 6);
+        assert_eq!(plan.share("a").unwrap().before, 1.0);
+        let total: f64 = plan.shares().iter().map(|s| s.after).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn identical_rings_move_nothing() {
+        let r = Ring::builder().vnodes(100).nodes(["a", "b", "c", "d"]).build().unwrap();
+        let plan = plan_rings(&r, &r.clone()).unwrap();
+        assert_eq!(plan.moved_units(), 0);
+        assert_eq!(plan.moves().len(), 0);
+        let shares: u128 = plan.shares().iter().map(|s| (s.before * 1e9) as u128).sum();
+        assert!((999_999_990..=1_000_000_000).contains(&shares));
+    }
+
+    #[test]
+    fn different_hashers_are_an_error_but_plan_samples() {
+        let a = Ring::builder().nodes(["a", "b"]).build().unwrap();
+        let b = Ring::builder().hasher(crate::Hasher::Xxh64 { seed: 0 }).nodes(["a", "b"]).build().unwrap();
+        assert!(matches!(plan_rings(&a, &b), Err(Error::InvalidParameter { name: "hasher", .. })));
+        let p = plan(&a, &b).unwrap();
+        assert!(!p.is_exact());
+        assert!(p.moved_fraction() > 0.2);
+        assert!(plan_sampled(&a, &b, &[]).is_err());
+    }
+
+    #[test]
+    fn display_lists_ranges_and_shares() {
+        let r = Ring::builder().vnodes(4).nodes(["a", "b"]).build().unwrap();
+        let r2 = r.with_node(Node::new("c")).unwrap();
+        let plan = plan_rings(&r, &r2).unwrap();
+        let text = plan.to_string();
+        assert!(text.starts_with("migration ring -> ring (exact, 64-bit hash circle): "), "{text}");
+        assert!(text.contains(" -> c\n"));
+        assert_eq!(text.lines().filter(|l| l.contains(" -> c")).count(), plan.moves().len());
+        assert!(!plan.summary().to_string().contains("0x"));
+        let _ = NodeId::default();
+    }
+}
