@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 use hashroute::analysis::sweep::{cluster_names, sample_keys};
-use hashroute::{Hasher, Jump, KeyHasher, NodeSet, Rendezvous, Ring, Router};
+use hashroute::{Anchor, Hasher, Jump, KeyHasher, Maglev, MultiProbe, NodeSet, Rendezvous, Ring, Router};
 
 /// Live heap bytes, counted by [`Counting`].
 static LIVE: AtomicIsize = AtomicIsize::new(0);
@@ -134,6 +134,33 @@ fn baselines() -> Vec<(&'static str, &'static str, Build)> {
             }),
         ),
         (
+            "hashroute Maglev (M=65537)",
+            "nodes",
+            Box::new(|names: &[String]| {
+                let r =
+                    Maglev::new(NodeSet::from_names(names).expect("valid"), Hasher::default(), 65537).expect("valid");
+                Box::new(move |k: &[u8]| r.route(k).index()) as Lookup
+            }),
+        ),
+        (
+            "hashroute MultiProbe (21 probes)",
+            "nodes",
+            Box::new(|names: &[String]| {
+                let r =
+                    MultiProbe::new(NodeSet::from_names(names).expect("valid"), Hasher::default(), 21).expect("valid");
+                Box::new(move |k: &[u8]| r.route(k).index()) as Lookup
+            }),
+        ),
+        (
+            "hashroute Anchor (capacity 2N)",
+            "nodes",
+            Box::new(|names: &[String]| {
+                let cap = (2 * names.len()) as u32;
+                let r = Anchor::new(NodeSet::from_names(names).expect("valid"), Hasher::default(), cap).expect("valid");
+                Box::new(move |k: &[u8]| r.route(k).index()) as Lookup
+            }),
+        ),
+        (
             "hashroute Rendezvous",
             "nodes",
             Box::new(|names: &[String]| {
@@ -201,7 +228,7 @@ fn peers() -> Vec<Entry> {
         },
         Entry {
             name: "mpchash 2.0 (multi-probe HashRing, no vnodes)",
-            baseline: "hashroute Ring (V=160)",
+            baseline: "hashroute MultiProbe (21 probes)",
             hasher: "xxh3 (deterministic)",
             per: "nodes",
             linear: false,
@@ -226,7 +253,7 @@ fn peers() -> Vec<Entry> {
         },
         Entry {
             name: "maglev 0.2 (Maglev, default table)",
-            baseline: "hashroute Ring (V=160)",
+            baseline: "hashroute Maglev (M=65537)",
             hasher: "std DefaultHasher (fixed keys, algorithm unspecified across Rust releases)",
             per: "nodes",
             linear: false,
@@ -238,7 +265,7 @@ fn peers() -> Vec<Entry> {
         },
         Entry {
             name: "anchorhash 0.2 (AnchorHash, capacity 2N, key = xxh3(key))",
-            baseline: "hashroute Jump",
+            baseline: "hashroute Anchor (capacity 2N)",
             hasher: "std RandomState (randomized per process)",
             per: "nodes",
             linear: false,
@@ -343,7 +370,7 @@ fn main() {
             p.hasher.to_string(),
         ]);
     }
-    md.push_str("\nPeers with a randomized hasher (hash-rings, anchorhash, hrw) route differently in every process: fine for a cache in one process, wrong for clients that must agree. Peers on std's `DefaultHasher` are stable today but Rust does not promise the algorithm across releases. Maglev and mpchash have no hashroute counterpart in this build, so they are compared with the ring; anchorhash with jump.\n");
+    md.push_str("\nPeers with a randomized hasher (hash-rings, anchorhash, hrw) route differently in every process: fine for a cache in one process, wrong for clients that must agree. Peers on std's `DefaultHasher` are stable today but Rust does not promise the algorithm across releases. maglev 0.2 uses its own default table size (not necessarily 65537), and mpchash its own probe count, so those ratios compare configurations as shipped.\n");
     println!("{md}");
     if !smoke {
         let dir = report::results_dir();
