@@ -71,6 +71,9 @@ pub struct Candidate {
     pub consistent: bool,
     /// Whether a lookup costs O(N) (rendezvous), which bounds how many keys the sweep samples.
     pub linear_lookup: bool,
+    /// Divides the sampled key count for routers whose lookups are slow for another reason
+    /// (multi-probe's 21 probes); 1 for everything else. The noise column reports the result.
+    pub sample_divisor: usize,
     /// Whether it can lose any node (false for jump, which only removes the last bucket).
     pub removes_any_node: bool,
 }
@@ -98,6 +101,7 @@ pub fn ring_candidate(v: u32) -> Candidate {
         model: LoadModel::Partition(Arc::new(move |n| Ok(Partition::from_ring(&build(n)?)))),
         consistent: true,
         linear_lookup: false,
+        sample_divisor: 1,
         removes_any_node: true,
     }
 }
@@ -121,6 +125,7 @@ pub fn weighted_ring_candidate(v: u32) -> Candidate {
         model: LoadModel::Partition(Arc::new(move |n| Ok(Partition::from_ring(&build(n)?)))),
         consistent: true,
         linear_lookup: false,
+        sample_divisor: 1,
         removes_any_node: true,
     }
 }
@@ -136,6 +141,7 @@ pub fn candidates() -> Vec<Candidate> {
         model: LoadModel::Modulo,
         consistent: false,
         linear_lookup: false,
+        sample_divisor: 1,
         removes_any_node: true,
     }];
     out.extend(RING_VNODES.iter().map(|&v| ring_candidate(v)));
@@ -148,6 +154,7 @@ pub fn candidates() -> Vec<Candidate> {
         model: LoadModel::Sampled { names_matter: false },
         consistent: true,
         linear_lookup: false,
+        sample_divisor: 1,
         removes_any_node: false,
     });
     out.push(Candidate {
@@ -162,6 +169,7 @@ pub fn candidates() -> Vec<Candidate> {
         })),
         consistent: true,
         linear_lookup: false,
+        sample_divisor: 1,
         removes_any_node: true,
     });
     out.push(Candidate {
@@ -172,6 +180,7 @@ pub fn candidates() -> Vec<Candidate> {
         model: LoadModel::Sampled { names_matter: true },
         consistent: true,
         linear_lookup: true,
+        sample_divisor: 1,
         removes_any_node: true,
     });
     out.push(Candidate {
@@ -186,6 +195,7 @@ pub fn candidates() -> Vec<Candidate> {
         })),
         consistent: false,
         linear_lookup: false,
+        sample_divisor: 1,
         removes_any_node: true,
     });
     out.push(Candidate {
@@ -201,6 +211,7 @@ pub fn candidates() -> Vec<Candidate> {
         })),
         consistent: true,
         linear_lookup: false,
+        sample_divisor: 1,
         removes_any_node: true,
     });
     out.push(Candidate {
@@ -213,6 +224,7 @@ pub fn candidates() -> Vec<Candidate> {
         model: LoadModel::Sampled { names_matter: true },
         consistent: true,
         linear_lookup: false,
+        sample_divisor: 1,
         removes_any_node: true,
     });
     out.push(Candidate {
@@ -226,6 +238,7 @@ pub fn candidates() -> Vec<Candidate> {
         model: LoadModel::Sampled { names_matter: false },
         consistent: true,
         linear_lookup: false,
+        sample_divisor: 1,
         removes_any_node: true,
     });
     out.push(Candidate {
@@ -236,6 +249,7 @@ pub fn candidates() -> Vec<Candidate> {
         model: LoadModel::Sampled { names_matter: false },
         consistent: true,
         linear_lookup: false,
+        sample_divisor: 1,
         removes_any_node: true,
     });
     out
@@ -317,7 +331,7 @@ impl SweepConfig {
             movement_clusters: 20,
             movement_point_budget: 5_000_000,
             sample_keys: 1_000_000,
-            sampled_clusters: 20,
+            sampled_clusters: 10,
             linear_budget: 200_000_000,
             seed: 0x5EED,
         }
@@ -457,7 +471,7 @@ fn cell_plan(cand: &Candidate, n: usize, cfg: &SweepConfig) -> (usize, usize) {
                 cfg.sample_keys.min(((cfg.linear_budget / n as u64) as usize).max(cfg.sample_keys / 10))
             } else {
                 cfg.sample_keys
-            };
+            } / cand.sample_divisor.max(1);
             (if names_matter { cfg.sampled_clusters } else { 1 }, keys)
         }
     }
