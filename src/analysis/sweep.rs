@@ -224,7 +224,7 @@ pub fn candidates() -> Vec<Candidate> {
         model: LoadModel::Sampled { names_matter: true },
         consistent: true,
         linear_lookup: false,
-        sample_divisor: 1,
+        sample_divisor: 4,
         removes_any_node: true,
     });
     out.push(Candidate {
@@ -467,11 +467,12 @@ fn cell_plan(cand: &Candidate, n: usize, cfg: &SweepConfig) -> (usize, usize) {
         LoadModel::Table(_) => (cfg.exact_clusters(cfg.clusters, DEFAULT_TABLE_SIZE, cfg.min_clusters), 0),
         LoadModel::Modulo => (1, 0),
         LoadModel::Sampled { names_matter } => {
-            let keys = if cand.linear_lookup {
+            let base = if cand.linear_lookup {
                 cfg.sample_keys.min(((cfg.linear_budget / n as u64) as usize).max(cfg.sample_keys / 10))
             } else {
                 cfg.sample_keys
-            } / cand.sample_divisor.max(1);
+            };
+            let keys = base / cand.sample_divisor.max(1);
             (if names_matter { cfg.sampled_clusters } else { 1 }, keys)
         }
     }
@@ -801,6 +802,8 @@ mod tests {
     #[test]
     fn quick_cells_are_sane() {
         let cfg = SweepConfig { clusters: 20, movement_clusters: 3, sample_keys: 20_000, ..SweepConfig::quick() };
+        let mp = balance_cell(&candidate("multiprobe").unwrap(), 8, &cfg).unwrap();
+        assert_eq!(mp.keys, cfg.sample_keys / 4, "multiprobe samples a quarter of the keys");
         let ring = balance_cell(&candidate("ring-v160").unwrap(), 8, &cfg).unwrap();
         assert!(ring.exact && ring.clusters == 20);
         assert!(ring.max_over_mean > 1.0 && ring.max_over_mean < 1.3, "{ring:?}");
