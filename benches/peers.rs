@@ -308,7 +308,14 @@ fn peers() -> Vec<Entry> {
 fn main() {
     let smoke = !report::is_bench_run();
     let quick = smoke || report::quick_mode();
-    let n = if smoke { 50 } else { N };
+    // consistent_hash_ring builds in O(points²)-like time (≈ 15 s at 1000 × 160), so quick runs use 200 nodes.
+    let n = if smoke {
+        50
+    } else if quick {
+        200
+    } else {
+        N
+    };
     let names = cluster_names(0x9EE5, n);
     let keys = sample_keys(if quick { 20_000 } else { 200_000 }, 3);
     let few = &keys[..if quick { 1_000 } else { 5_000 }];
