@@ -37,6 +37,7 @@ mod routing;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use hashroute::analysis::cache::{CacheSim, Lru};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use redis_support::RedisServer;
@@ -242,6 +243,9 @@ pub(crate) struct Run {
     /// Mean Redis bytes per key (used_memory above the empty baseline / keys) at that point.
     pub(crate) bytes_per_key: f64,
     pub(crate) evicted: u64,
+    /// `hashroute::analysis::cache::CacheSim`'s hit rate per window for the same parameters (its
+    /// own request stream), at-once schedule only: the crate simulator's prediction.
+    pub(crate) cachesim: Option<Vec<f64>>,
     pub(crate) seconds: f64,
 }
 
@@ -407,7 +411,7 @@ fn run_one(
     // the key count Redis really held, once with the naive "budget / value size" capacity.
     let naive = (cfg.budget_kb * 1024) as usize / cfg.value_size.max(1);
     for (cap, naive_run) in [(keys_per_node.round() as usize, false), (naive, true)] {
-        let mut caches: Vec<lru::Lru> = (0..names.len()).map(|_| lru::Lru::new(cap)).collect();
+        let mut caches: Vec<Lru> = (0..names.len()).map(|_| Lru::new(cap)).collect();
         for (w, win) in windows.iter_mut().enumerate() {
             let table = &tables[schedule.router_index(w, cfg.windows, last)];
             let end = if w + 1 == cfg.windows { stream.len() } else { (w + 1) * per_window };
@@ -429,12 +433,26 @@ fn run_one(
             stream[w * per_window..end].iter().filter(|&&r| caches[table[r as usize] as usize].access(r)).count()
                 as u64;
     }
+    let cachesim = (schedule == Schedule::AtOnce).then(|| {
+        CacheSim {
+            universe: cfg.keys,
+            zipf_s: cfg.zipf,
+            capacity_per_node: keys_per_node.round() as usize,
+            before: per_window * (cfg.windows / 2),
+            after: per_window * (cfg.windows - cfg.windows / 2),
+            window: per_window,
+            seed: cfg.seed,
+        }
+        .run(&*routers[0], &*routers[last])
+        .hit_rate
+    });
     Ok(Run {
         schedule,
         algo: algo.to_string(),
         windows,
         moved,
         moved_keys,
+        cachesim,
         keys_per_node,
         bytes_per_key,
         evicted,

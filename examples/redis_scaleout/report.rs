@@ -62,14 +62,14 @@ pub(crate) fn write_all(cfg: &Config, servers: &str, runs: &[Run], seconds: f64)
     let path = |ext: &str| cfg.out.join(format!("redis_scaleout.{ext}"));
 
     let mut csv = String::from(
-        "schedule,algorithm,window,nodes,requests,hits,backing_reads,hit_rate,sim_hit_rate,sim_naive_hit_rate,sim_random_hit_rate\n",
+        "schedule,algorithm,window,nodes,requests,hits,backing_reads,hit_rate,sim_hit_rate,sim_naive_hit_rate,sim_random_hit_rate,cachesim_hit_rate\n",
     );
     for run in runs {
         for (i, w) in run.windows.iter().enumerate() {
             let r = w.requests.max(1) as f64;
             let _ = writeln!(
                 csv,
-                "{},{},{i},{},{},{},{},{:.5},{:.5},{:.5},{:.5}",
+                "{},{},{i},{},{},{},{},{:.5},{:.5},{:.5},{:.5},{}",
                 run.schedule.name(),
                 run.algo,
                 w.nodes,
@@ -79,7 +79,8 @@ pub(crate) fn write_all(cfg: &Config, servers: &str, runs: &[Run], seconds: f64)
                 w.hits as f64 / r,
                 w.sim_hits as f64 / r,
                 w.sim_naive_hits as f64 / r,
-                w.sim_random_hits as f64 / r
+                w.sim_random_hits as f64 / r,
+                run.cachesim.as_ref().and_then(|c| c.get(i)).map_or(String::new(), |h| format!("{h:.5}"))
             );
         }
     }
@@ -134,7 +135,8 @@ fn markdown(cfg: &Config, servers: &str, runs: &[Run], seconds: f64) -> String {
          the resize, `dip` the worst window after it, `after` the last {LEVEL_WINDOWS} windows; \
          `peak load` the worst window's backing-store reads over the pre-resize level; `extra reads` \
          the backing-store reads after the resize beyond the recovered miss rate; `sim` columns are the \
-         exact-LRU prediction, `rand` the random-eviction one, both with the measured capacity.\n"
+         exact-LRU prediction (the crate's `analysis::cache::Lru` on the same stream), `rand` the \
+         random-eviction one, both with the measured capacity.\n"
     );
     for schedule in [Schedule::AtOnce, Schedule::OneByOne] {
         let rs: Vec<&Run> = runs.iter().filter(|r| r.schedule == schedule).collect();
@@ -180,6 +182,40 @@ fn markdown(cfg: &Config, servers: &str, runs: &[Run], seconds: f64) -> String {
     let naive_before = runs.iter().map(|r| before(r, |w| w.sim_naive_hits)).sum::<f64>() / n;
     let live_before = runs.iter().map(|r| before(r, |w| w.hits)).sum::<f64>() / n;
     let evicted: u64 = runs.iter().map(|r| r.evicted).sum();
+    let with_sim: Vec<&Run> = runs.iter().filter(|r| r.cachesim.is_some()).collect();
+    if !with_sim.is_empty() {
+        let _ = writeln!(md, "### The crate's simulator, same parameters\n");
+        let _ = writeln!(
+            md,
+            "`hashroute::analysis::cache::CacheSim` with this run's universe, Zipf exponent, window, \
+             seed and the measured capacity per node, resizing at once in the middle (it draws its own \
+             stream and names keys `key:<k>`, so it agrees with the live run in distribution, not \
+             request by request).\n"
+        );
+        let _ = writeln!(
+            md,
+            "| algorithm | live before | live dip | live after | CacheSim before | CacheSim dip | CacheSim after |"
+        );
+        let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|");
+        for r in with_sim {
+            let c = r.cachesim.as_deref().unwrap_or(&[]);
+            let m = c.len() / 2;
+            let mean = |w: &[f64]| w.iter().sum::<f64>() / w.len().max(1) as f64;
+            let h = |w: &Window| w.hits;
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                r.algo,
+                pct(before(r, h)),
+                pct(dip(r, h)),
+                pct(after(r, h)),
+                pct(mean(&c[m.saturating_sub(LEVEL_WINDOWS)..m])),
+                pct(c[m..].iter().cloned().fold(f64::INFINITY, f64::min)),
+                pct(mean(&c[c.len().saturating_sub(LEVEL_WINDOWS)..]))
+            );
+        }
+        md.push('\n');
+    }
     let _ = writeln!(md, "### Live vs simulation\n");
     let _ = writeln!(
         md,
@@ -255,8 +291,9 @@ fn markdown(cfg: &Config, servers: &str, runs: &[Run], seconds: f64) -> String {
         "Routers: `Modulo`, `Ring` (V = 1 and 160), `Jump`, `Rendezvous` with xxh3, and `RedisSlots` \
          (CRC16 key slots; initial layout as `redis-cli --cluster create`, each added node then takes \
          16384/N slots from the largest owners, as `redis-cli --cluster rebalance` converges to). \
-         The simulations are the example's own (`examples/redis_scaleout/lru.rs`): \
-         `hashroute::analysis::cachesim` was not in main when this ran."
+         `sim` replays the live run's own request stream through `hashroute::analysis::cache::Lru` \
+         per node; `rand` through the example's random-eviction cache \
+         (`examples/redis_scaleout/lru.rs`)."
     );
     md
 }
