@@ -5,6 +5,8 @@
 //! hashroute route --algo jump --buckets 1000 --input u64 0xDEADBEEF
 //! hashroute replicas --algo ring --nodes a,b,c,d -n 2 user:42
 //! hashroute slot '{user}:42'
+//! hashroute migrate --algo ring --from before.txt --to after.txt
+//! hashroute fingerprint --algo maglev --nodes-file servers.txt
 //! ```
 //!
 //! Contract (tests/cli.rs holds it): output is one `KEY<TAB>ANSWER` line per key in input order,
@@ -17,7 +19,9 @@
 //! so every one accepts the same router flags.
 
 mod failure;
+mod fingerprint;
 mod keys;
+mod migrate;
 mod replicas;
 mod route;
 mod router_args;
@@ -30,7 +34,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::failure::Failure;
 
-/// Route keys to nodes with consistent hashing (ring, Ketama, jump, rendezvous, Redis slots).
+/// Route keys to nodes with consistent hashing (ring, Ketama, jump, rendezvous, Redis slots,
+/// Maglev, multi-probe, MementoHash, AnchorHash).
 #[derive(Parser, Debug)]
 #[command(
     name = "hashroute",
@@ -50,6 +55,8 @@ enum Cmd {
     Route(route::RouteArgs),
     Slot(slot::SlotArgs),
     Replicas(replicas::ReplicasArgs),
+    Migrate(migrate::MigrateArgs),
+    Fingerprint(fingerprint::FingerprintArgs),
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
@@ -57,6 +64,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Cmd::Route(args) => route::run(args),
         Cmd::Slot(args) => slot::run(args),
         Cmd::Replicas(args) => replicas::run(args),
+        Cmd::Migrate(args) => migrate::run(args),
+        Cmd::Fingerprint(args) => fingerprint::run(args),
     }
 }
 
