@@ -21,8 +21,8 @@
 //! |---|---|---|
 //! | `vnodes` | ring | [`DEFAULT_VNODES`](crate::algo::ring::DEFAULT_VNODES) (160) |
 //! | `ketama_variant` | ketama | libketama |
-//! | `table_size` (a prime) | maglev | [`DEFAULT_TABLE_SIZE`](crate::algo::maglev::DEFAULT_TABLE_SIZE) (65537) |
-//! | `probes` | multiprobe | [`DEFAULT_PROBES`](crate::algo::multiprobe::DEFAULT_PROBES) (21) |
+//! | `table_size` (a prime) | maglev | [`DEFAULT_TABLE_SIZE`] (65537) |
+//! | `probes` | multiprobe | [`DEFAULT_PROBES`] (21) |
 //! | `capacity` | anchor | [`RouterSpec::effective_capacity`]: twice the node count |
 //! | `hasher` | all but ketama (md5) and slots (crc16) | xxh3, seed 0 |
 //!
