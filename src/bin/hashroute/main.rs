@@ -9,14 +9,17 @@
 //! hashroute fingerprint --algo maglev --nodes-file servers.txt
 //! ```
 //!
-//! Contract (tests/cli.rs holds it): output is one `KEY<TAB>ANSWER` line per key in input order,
-//! the key exactly as given; keys come from the arguments, else one per line from stdin
-//! (streamed, flat memory). Any bad input exits non-zero with exactly one line on stderr,
+//! Contract (tests/cli.rs holds it): `route`, `replicas` and `slot` print one `KEY<TAB>ANSWER`
+//! line per key in input order, the key exactly as given; keys come from the arguments, else one
+//! per line from stdin (streamed, flat memory). `migrate` prints the library's
+//! `MigrationPlan` display and `fingerprint` one line of 32 hex digits, both byte for byte what
+//! the library gives for the same configuration. Any bad input exits non-zero with exactly one line on stderr,
 //! `hashroute: error: ...`; a closed stdout (`| head`) exits quietly.
 //!
 //! Adding a subcommand: a module with an `Args` struct and a `run` function, a variant in
 //! [`Cmd`], an arm in [`run`]. Router-building subcommands flatten [`router_args::RouterArgs`]
-//! so every one accepts the same router flags.
+//! so every one accepts the same router flags (`migrate`, which reads two node lists, flattens
+//! [`router_args::AlgoArgs`] alone).
 
 mod failure;
 mod fingerprint;
@@ -41,7 +44,8 @@ use crate::failure::Failure;
     name = "hashroute",
     version,
     max_term_width = 100,
-    after_help = "Output: one KEY<TAB>ANSWER line per key, in input order, the key exactly as given.\n\
+    after_help = "Output (route, replicas, slot): one KEY<TAB>ANSWER line per key, in input order, the key exactly \
+                  as given.\n\
                   Exit status: 0 on success (also when stdout is closed early), 1 on bad input, 2 on bad usage; \
                   errors are one line on stderr."
 )]
