@@ -52,6 +52,7 @@
 #![warn(missing_docs)]
 
 pub mod algo;
+pub mod analysis;
 #[cfg(feature = "serde")]
 pub mod cluster_config;
 pub mod config;

@@ -1,0 +1,45 @@
+//! Instruction counts for the lookup kernels with iai-callgrind 0.14 (its continuation is
+//! named gungraun): ring route and jump, under Valgrind's Callgrind.
+//!
+//! Needs Valgrind and `iai-callgrind-runner` of the same version as the library, so plain
+//! `cargo bench` skips this target (`bench = false` in Cargo.toml). Run `scripts/iai.sh`, which
+//! installs the pinned runner and calls `cargo bench --bench iai`.
+
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+
+use hashroute::{jump, Ring, Router};
+use iai_callgrind::{library_benchmark, library_benchmark_group, main};
+
+fn ring(nodes: usize, vnodes: u64) -> Ring {
+    Ring::builder()
+        .vnodes(vnodes)
+        .nodes((0..nodes).map(|i| format!("10.0.{}.{}:11211", i / 256, i % 256)))
+        .build()
+        .expect("valid ring")
+}
+
+#[library_benchmark]
+#[bench::n10_v160(ring(10, 160))]
+#[bench::n1000_v160(ring(1000, 160))]
+fn ring_route(r: Ring) -> u32 {
+    black_box(r.route(black_box(b"user:12345:profile"))).as_u32()
+}
+
+#[library_benchmark]
+#[bench::n1000_v160(ring(1000, 160))]
+fn ring_route_hash(r: Ring) -> u32 {
+    black_box(r.route_hash(black_box(0x9E37_79B9_7F4A_7C15)).expect("rings route 64-bit hashes")).as_u32()
+}
+
+#[library_benchmark]
+#[bench::n10(10)]
+#[bench::n1000(1000)]
+#[bench::n1m(1_000_000)]
+fn jump_bucket(buckets: u32) -> u32 {
+    black_box(jump::bucket(black_box(0x9E37_79B9_7F4A_7C15), buckets))
+}
+
+library_benchmark_group!(name = kernels; benchmarks = ring_route, ring_route_hash, jump_bucket);
+main!(library_benchmark_groups = kernels);
