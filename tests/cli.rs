@@ -216,6 +216,14 @@ fn malformed_calls_fail_with_one_line() {
         (vec!["fingerprint", "--algo", "maglev", "--nodes", "a", "--table-size", "10"], b"", "10 is not a prime"),
         (vec!["fingerprint", "--algo", "ring", "--nodes-file", &zero], b"", "invalid weight 0"),
         (vec!["fingerprint", "--algo", "ring", "--nodes", "a", "k"], b"", "unexpected argument 'k'"),
+        // recommend
+        (vec!["recommend"], b"", "--node-count"),
+        (vec!["recommend", "--node-count", "0"], b"", "node count: 0"),
+        (vec!["recommend", "--node-count", "-3"], b"", "-3"),
+        (vec!["recommend", "--node-count", "8", "--max-load", "1.0"], b"", "max load: 1"),
+        (vec!["recommend", "--node-count", "8", "--max-load", "NaN"], b"", "max load: NaN"),
+        (vec!["recommend", "--node-count", "8", "--max-load", "ten"], b"", "--max-load"),
+        (vec!["recommend", "--node-count", "8", "--algo", "ring"], b"", "unexpected argument '--algo'"),
         (vec!["reroute", "k"], b"", "unrecognized subcommand 'reroute'"),
         (vec![], b"", "missing subcommand"),
     ];
@@ -684,6 +692,7 @@ fn help_and_version_succeed() {
         &["slot", "--help"],
         &["migrate", "--help"],
         &["fingerprint", "--help"],
+        &["recommend", "--help"],
     ] {
         let out = run(args, b"");
         assert!(out.status.success(), "{args:?}: {}", out.stderr);
@@ -894,4 +903,29 @@ fn fingerprint_ignores_node_order_but_not_weights() {
         fp_nodes(&["--algo", "anchor", "--nodes", &list]),
         fp_nodes(&["--algo", "anchor", "--capacity", "11", "--nodes", &list])
     );
+}
+
+/// `recommend` in smoke mode (`HASHROUTE_QUICK=1`) prints exactly the library's recommendation
+/// for the same sweep sizes.
+#[test]
+fn recommend_prints_the_library_recommendation() {
+    use hashroute::analysis::recommend::{recommend, RecommendOptions};
+    use hashroute::analysis::sweep::SweepConfig;
+    let out = Command::new(BIN)
+        .args(["recommend", "--node-count", "8", "--max-load", "1.15"])
+        .env("HASHROUTE_QUICK", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn hashroute");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.is_empty(), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.starts_with("8 nodes, target: tail over random clusters of max/mean <= 1.15"), "{stdout}");
+    assert!(stdout.contains("cheapest consistent router meeting the target: "), "{stdout}");
+    let opts = RecommendOptions {
+        config: SweepConfig { clusters: 20, point_budget: 100_000, sample_keys: 10_000, ..SweepConfig::quick() },
+        measure_lookup: false,
+        ..RecommendOptions::default()
+    };
+    assert_eq!(stdout, recommend(8, 1.15, &opts).unwrap().to_string());
 }

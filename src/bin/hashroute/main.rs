@@ -7,13 +7,15 @@
 //! hashroute slot '{user}:42'
 //! hashroute migrate --algo ring --from before.txt --to after.txt
 //! hashroute fingerprint --algo maglev --nodes-file servers.txt
+//! hashroute recommend --node-count 50 --max-load 1.10
 //! ```
 //!
 //! Contract (tests/cli.rs holds it): `route`, `replicas` and `slot` print one `KEY<TAB>ANSWER`
 //! line per key in input order, the key exactly as given; keys come from the arguments, else one
 //! per line from stdin (streamed, flat memory). `migrate` prints the library's
 //! `MigrationPlan` display and `fingerprint` one line of 32 hex digits, both byte for byte what
-//! the library gives for the same configuration. Any bad input exits non-zero with exactly one line on stderr,
+//! the library gives for the same configuration, as does `recommend` (the benchmark sweep's
+//! recommendation). Any bad input exits non-zero with exactly one line on stderr,
 //! `hashroute: error: ...`; a closed stdout (`| head`) exits quietly.
 //!
 //! Adding a subcommand: a module with an `Args` struct and a `run` function, a variant in
@@ -25,6 +27,7 @@ mod failure;
 mod fingerprint;
 mod keys;
 mod migrate;
+mod recommend;
 mod replicas;
 mod route;
 mod router_args;
@@ -61,6 +64,7 @@ enum Cmd {
     Replicas(replicas::ReplicasArgs),
     Migrate(migrate::MigrateArgs),
     Fingerprint(fingerprint::FingerprintArgs),
+    Recommend(recommend::RecommendArgs),
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
@@ -70,6 +74,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Cmd::Replicas(args) => replicas::run(args),
         Cmd::Migrate(args) => migrate::run(args),
         Cmd::Fingerprint(args) => fingerprint::run(args),
+        Cmd::Recommend(args) => recommend::run(args),
     }
 }
 
