@@ -8,10 +8,12 @@ use clap::Args;
 use crate::failure::Failure;
 use crate::router_args::{read_nodes_file, AlgoArgs};
 
-/// Migration plan from one node list to another under the same router configuration: the total
-/// fraction of keys that moves, each node's share before and after with what moves in and out,
-/// and (for rings, Ketama and Redis slots, where the plan is exact) every hash range that changes
-/// owner. Other algorithms are estimated from a fixed sample of 100000 keys.
+/// What changing the node list costs: fraction of keys moved, per-node shares, moving ranges
+///
+/// Prints the total fraction of keys that moves, each node's share before and after with what
+/// moves in and out, and (for rings, Ketama and Redis slots, where the plan is exact) every hash
+/// range that changes owner. Other algorithms are estimated from a fixed sample of 100000 keys.
+/// Both node lists are built with the same router flags.
 #[derive(Args, Debug)]
 pub(crate) struct MigrateArgs {
     #[command(flatten)]

@@ -13,10 +13,13 @@ use crate::failure::Failure;
 /// `HASHROUTE_QUICK`): set to anything but empty or `0`.
 const QUICK_ENV: &str = "HASHROUTE_QUICK";
 
-/// Recommend a router for N nodes: the smallest ring vnode count whose busiest node stays
-/// within --max-load of the mean (p99 over random clusters), every other algorithm's verdict,
-/// and the cheapest consistent router that meets the target. Takes seconds (quick sweep);
-/// --full runs the published sweep sizes (minutes). HASHROUTE_QUICK=1 shrinks it to a smoke run.
+/// Which algorithm (and how many ring vnodes) balances N nodes within --max-load
+///
+/// Prints the smallest ring vnode count whose busiest node stays within --max-load of the mean
+/// (a tail quantile over random clusters), every other algorithm's verdict, and the cheapest
+/// consistent router that meets the target: the benchmark sweep's recommendation, from the same
+/// code. Takes seconds (quick sweep); --full runs the published sweep sizes (minutes);
+/// HASHROUTE_QUICK=1 shrinks it to a smoke run (no lookup timing).
 #[derive(Args, Debug)]
 pub(crate) struct RecommendArgs {
     /// Cluster size to recommend for (1 to 1000000)
