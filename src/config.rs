@@ -671,6 +671,48 @@ mod tests {
         assert!(err.contains("capacity") && !err.contains('\n'), "{err}");
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+        /// Any combination of options either builds the configured algorithm over all the nodes
+        /// or is refused with a one-line error; never a panic. An option the algorithm does not
+        /// take is always refused.
+        #[test]
+        fn any_spec_builds_or_is_refused_in_one_line(
+            algo in 0..Algorithm::ALL.len(),
+            n in 1usize..12,
+            vnodes in proptest::option::of(0u64..300),
+            table_size in proptest::option::of(proptest::prop_oneof![0u64..600, proptest::prelude::Just(u64::MAX)]),
+            probes in proptest::option::of(proptest::prop_oneof![0u32..40, proptest::prelude::Just(u32::MAX)]),
+            capacity in proptest::option::of(proptest::prop_oneof![0u32..40, proptest::prelude::Just(u32::MAX)]),
+        ) {
+            let algorithm = Algorithm::ALL[algo];
+            let mut spec = RouterSpec::new(algorithm);
+            spec.vnodes = vnodes;
+            spec.table_size = table_size;
+            spec.probes = probes;
+            spec.capacity = capacity;
+            let misplaced = (vnodes.is_some() && !algorithm.takes_vnodes())
+                || (table_size.is_some() && !algorithm.takes_table_size())
+                || (probes.is_some() && !algorithm.takes_probes())
+                || (capacity.is_some() && !algorithm.takes_capacity());
+            let nodes = NodeSet::from_names((0..n).map(|i| format!("node-{i}"))).unwrap();
+            match spec.build(nodes) {
+                Ok(router) => {
+                    proptest::prop_assert!(!misplaced);
+                    proptest::prop_assert_eq!(router.algorithm(), algorithm.name());
+                    proptest::prop_assert_eq!(router.node_count(), n);
+                }
+                Err(err) => {
+                    let text = err.to_string();
+                    proptest::prop_assert!(!text.is_empty() && !text.contains('\n'), "{}", text);
+                }
+            }
+            if misplaced {
+                proptest::prop_assert!(spec.validate().is_err());
+            }
+        }
+    }
+
     #[test]
     fn seeds_read_back() {
         for h in [
