@@ -14,6 +14,18 @@
 //! assert!(RouterSpec::new(Algorithm::Jump).with_vnodes(100).validate().is_err());
 //! ```
 //!
+//! Algorithm parameters and where they apply (an option given to an algorithm that does not
+//! take it is an error, not ignored):
+//!
+//! | option | algorithm | default |
+//! |---|---|---|
+//! | `vnodes` | ring | [`DEFAULT_VNODES`](crate::algo::ring::DEFAULT_VNODES) (160) |
+//! | `ketama_variant` | ketama | libketama |
+//! | `table_size` (a prime) | maglev | [`DEFAULT_TABLE_SIZE`] (65537) |
+//! | `probes` | multiprobe | [`DEFAULT_PROBES`] (21) |
+//! | `capacity` | anchor | [`RouterSpec::effective_capacity`]: twice the node count |
+//! | `hasher` | all but ketama (md5) and slots (crc16) | xxh3, seed 0 |
+//!
 //! With the `serde` feature, [`Algorithm`] and [`RouterSpec`] serialize to and from JSON or
 //! TOML: `{"algorithm": "ring", "vnodes": 160, "hasher": {"name": "xxh3", "seed": 0}}`. Unset
 //! options are omitted and unknown fields are rejected.
@@ -21,15 +33,18 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::algo::maglev::{self, DEFAULT_TABLE_SIZE, MAX_TABLE_SIZE};
+use crate::algo::multiprobe::{DEFAULT_PROBES, MAX_PROBES};
 use crate::error::{Error, Result};
 use crate::hash::Hasher;
 use crate::node::NodeSet;
+use crate::node::MAX_NODES;
 use crate::router::Router;
-use crate::{Jump, Ketama, KetamaVariant, Modulo, RedisSlots, Rendezvous, Ring};
+use crate::{Anchor, Jump, Ketama, KetamaVariant, Maglev, Memento, Modulo, MultiProbe, RedisSlots, Rendezvous, Ring};
 
 /// A routing algorithm, as named on the command line and in configuration files.
 ///
-/// `#[non_exhaustive]`: Maglev, multi-probe and AnchorHash are planned.
+/// `#[non_exhaustive]`: more algorithms may be added.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(rename_all = "kebab-case"))]
@@ -46,6 +61,15 @@ pub enum Algorithm {
     Rendezvous,
     /// Redis Cluster's 16384 hash slots ([`RedisSlots`]).
     Slots,
+    /// Maglev lookup table, Envoy-compatible ([`Maglev`]).
+    Maglev,
+    /// Multi-probe consistent hashing ([`MultiProbe`]). Spelled `multiprobe`.
+    #[cfg_attr(feature = "serde", serde(rename = "multiprobe"))]
+    MultiProbe,
+    /// MementoHash, jump with arbitrary removals ([`Memento`]).
+    Memento,
+    /// AnchorHash over a fixed bucket capacity ([`Anchor`]).
+    Anchor,
 }
 
 impl Algorithm {
@@ -57,6 +81,10 @@ impl Algorithm {
         Algorithm::Jump,
         Algorithm::Rendezvous,
         Algorithm::Slots,
+        Algorithm::Maglev,
+        Algorithm::MultiProbe,
+        Algorithm::Memento,
+        Algorithm::Anchor,
     ];
 
     /// The algorithm's name as the CLI's `--algo` and configuration files spell it; equal to
@@ -69,6 +97,10 @@ impl Algorithm {
             Algorithm::Jump => "jump",
             Algorithm::Rendezvous => "rendezvous",
             Algorithm::Slots => "slots",
+            Algorithm::Maglev => "maglev",
+            Algorithm::MultiProbe => "multiprobe",
+            Algorithm::Memento => "memento",
+            Algorithm::Anchor => "anchor",
         }
     }
 
@@ -99,6 +131,21 @@ impl Algorithm {
         matches!(self, Algorithm::Ring)
     }
 
+    /// Whether the algorithm takes a lookup-table size (only Maglev).
+    pub fn takes_table_size(self) -> bool {
+        matches!(self, Algorithm::Maglev)
+    }
+
+    /// Whether the algorithm takes a probe count (only multi-probe).
+    pub fn takes_probes(self) -> bool {
+        matches!(self, Algorithm::MultiProbe)
+    }
+
+    /// Whether the algorithm takes a bucket capacity (only AnchorHash).
+    pub fn takes_capacity(self) -> bool {
+        matches!(self, Algorithm::Anchor)
+    }
+
     /// Whether the key hasher can be chosen (not for Ketama and Redis slots, whose hashes are
     /// fixed by the clients they interoperate with).
     pub fn takes_hasher(self) -> bool {
@@ -124,8 +171,7 @@ impl FromStr for Algorithm {
 ///
 /// Construct with [`RouterSpec::new`] and the `with_*` methods, or by deserializing (feature
 /// `serde`). Nothing is checked until [`RouterSpec::validate`] or [`RouterSpec::build`].
-/// `#[non_exhaustive]`: more parameters (Maglev's table size, multi-probe's probe count) will
-/// be added as fields.
+/// `#[non_exhaustive]`: more parameters may be added as fields.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
@@ -147,12 +193,30 @@ pub struct RouterSpec {
         serde(default, skip_serializing_if = "Option::is_none", with = "ketama_variant_serde")
     )]
     pub ketama_variant: Option<KetamaVariant>,
+    /// Lookup-table size, a prime; Maglev only (default [`DEFAULT_TABLE_SIZE`], 65537).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub table_size: Option<u64>,
+    /// Probes per key; multi-probe only (default [`DEFAULT_PROBES`], 21).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub probes: Option<u32>,
+    /// Total bucket capacity, at least the node count; AnchorHash only (default twice the node
+    /// count, see [`RouterSpec::effective_capacity`]).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub capacity: Option<u32>,
 }
 
 impl RouterSpec {
     /// A configuration of `algorithm` with every option at its default.
     pub fn new(algorithm: Algorithm) -> RouterSpec {
-        RouterSpec { algorithm, vnodes: None, hasher: None, ketama_variant: None }
+        RouterSpec {
+            algorithm,
+            vnodes: None,
+            hasher: None,
+            ketama_variant: None,
+            table_size: None,
+            probes: None,
+            capacity: None,
+        }
     }
 
     /// Sets the virtual-node count (ring only).
@@ -176,6 +240,38 @@ impl RouterSpec {
         self
     }
 
+    /// Sets the lookup-table size (Maglev only; must be a prime).
+    #[must_use]
+    pub fn with_table_size(mut self, table_size: u64) -> RouterSpec {
+        self.table_size = Some(table_size);
+        self
+    }
+
+    /// Sets the probe count (multi-probe only).
+    #[must_use]
+    pub fn with_probes(mut self, probes: u32) -> RouterSpec {
+        self.probes = Some(probes);
+        self
+    }
+
+    /// Sets the bucket capacity (AnchorHash only).
+    #[must_use]
+    pub fn with_capacity(mut self, capacity: u32) -> RouterSpec {
+        self.capacity = Some(capacity);
+        self
+    }
+
+    /// The AnchorHash capacity [`build`](RouterSpec::build) will use for `node_count` nodes: the
+    /// configured one, else `2 × node_count` (capped at [`MAX_NODES`]).
+    ///
+    /// Why twice: AnchorHash can only grow into buckets reserved up front, and its lookups cost
+    /// an expected `1 + ln(capacity / working)` re-hashes. Doubling leaves room to double the
+    /// cluster while keeping that below `1 + ln 2 ≈ 1.7` for the initial membership, at 24 bytes
+    /// per reserved bucket. Set it explicitly when the cluster may grow further.
+    pub fn effective_capacity(&self, node_count: usize) -> u32 {
+        self.capacity.unwrap_or_else(|| node_count.saturating_mul(2).min(MAX_NODES) as u32)
+    }
+
     /// The hasher [`build`](RouterSpec::build) will use: the configured one, else the
     /// algorithm's default.
     pub fn effective_hasher(&self) -> Hasher {
@@ -186,8 +282,10 @@ impl RouterSpec {
     /// anything. O(1). [`build`](RouterSpec::build) runs it first.
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] naming the option (`vnodes`, `hash`, `variant`) and why, or
-    /// [`Error::InvalidVnodes`] for a vnode count out of range.
+    /// [`Error::InvalidParameter`] naming the option (`vnodes`, `hash`, `variant`, `table size`,
+    /// `probes`, `capacity`) and why, or [`Error::InvalidVnodes`] for a vnode count out of range.
+    /// Checks that need the node count (a table or capacity smaller than it) are left to
+    /// [`build`](RouterSpec::build).
     pub fn validate(&self) -> Result<()> {
         let algo = self.algorithm;
         if let Some(vnodes) = self.vnodes {
@@ -222,15 +320,59 @@ impl RouterSpec {
                 reason: format!("a Ketama variant applies to ketama only, not {algo}"),
             });
         }
+        if let Some(m) = self.table_size {
+            if !algo.takes_table_size() {
+                return Err(Error::InvalidParameter {
+                    name: "table size",
+                    reason: format!("a lookup-table size applies to maglev only, not {algo}"),
+                });
+            }
+            let bad = |reason: String| Err(Error::InvalidParameter { name: "table size", reason });
+            if m > MAX_TABLE_SIZE {
+                return bad(format!("{m} exceeds the cap of {MAX_TABLE_SIZE}"));
+            }
+            if !maglev::is_prime(m) {
+                return bad(format!("{m} is not a prime (Maglev needs a prime table size, e.g. {DEFAULT_TABLE_SIZE})"));
+            }
+        }
+        if let Some(k) = self.probes {
+            if !algo.takes_probes() {
+                return Err(Error::InvalidParameter {
+                    name: "probes",
+                    reason: format!("a probe count applies to multiprobe only, not {algo}"),
+                });
+            }
+            if k == 0 || k > MAX_PROBES {
+                return Err(Error::InvalidParameter {
+                    name: "probes",
+                    reason: format!("{k} must be between 1 and {MAX_PROBES}"),
+                });
+            }
+        }
+        if let Some(a) = self.capacity {
+            if !algo.takes_capacity() {
+                return Err(Error::InvalidParameter {
+                    name: "capacity",
+                    reason: format!("a bucket capacity applies to anchor only, not {algo}"),
+                });
+            }
+            if a == 0 || a as usize > MAX_NODES {
+                return Err(Error::InvalidParameter {
+                    name: "capacity",
+                    reason: format!("{a} must be between the node count and {MAX_NODES}"),
+                });
+            }
+        }
         Ok(())
     }
 
     /// Builds the configured router over `nodes`: the one place a configuration becomes a
-    /// router. Costs what the algorithm's constructor costs (O(V·N log(V·N)) for a ring, O(N)
-    /// or less for the others).
+    /// router. Costs what the algorithm's constructor costs: O(V·N log(V·N)) for a ring,
+    /// O(M log M) for a Maglev table of size M, O(capacity) for AnchorHash, O(N log N) or less for
+    /// the others.
     ///
     /// Weighted nodes are refused by algorithms that would silently ignore the weights
-    /// (modulo) or cannot express them (jump).
+    /// (modulo) or cannot express them (jump, multiprobe, memento, anchor). Maglev honours them.
     ///
     /// # Errors
     /// [`validate`](RouterSpec::validate)'s errors, then the algorithm constructor's (e.g.
@@ -256,6 +398,13 @@ impl RouterSpec {
             Algorithm::Ketama => Box::new(Ketama::new(nodes, self.ketama_variant.unwrap_or_default())?),
             Algorithm::Rendezvous => Box::new(Rendezvous::new(nodes, hasher)?),
             Algorithm::Slots => Box::new(RedisSlots::new(nodes)?),
+            Algorithm::Maglev => Box::new(Maglev::new(nodes, hasher, self.table_size.unwrap_or(DEFAULT_TABLE_SIZE))?),
+            Algorithm::MultiProbe => Box::new(MultiProbe::new(nodes, hasher, self.probes.unwrap_or(DEFAULT_PROBES))?),
+            Algorithm::Memento => Box::new(Memento::new(nodes, hasher)?),
+            Algorithm::Anchor => {
+                let capacity = self.effective_capacity(nodes.len());
+                Box::new(Anchor::new(nodes, hasher, capacity)?)
+            }
         })
     }
 }
@@ -344,7 +493,7 @@ mod tests {
             assert_eq!(a.to_string().parse::<Algorithm>().unwrap(), a);
         }
         let err = Algorithm::from_name("Ring").unwrap_err().to_string();
-        assert!(err.contains("\"Ring\"") && err.contains("rendezvous or slots"), "{err}");
+        assert!(err.contains("\"Ring\"") && err.contains("slots, maglev, multiprobe, memento or anchor"), "{err}");
     }
 
     #[test]
@@ -401,6 +550,61 @@ mod tests {
     }
 
     #[test]
+    fn new_algorithms_match_direct_construction() {
+        let keys: Vec<Vec<u8>> = (0..500).map(|i| format!("key-{i}").into_bytes()).collect();
+        let h = Hasher::Xxh64 { seed: 11 };
+        let weighted = NodeSet::new((1..=5).map(|i| Node::new(format!("n{i}")).with_weight(f64::from(i)))).unwrap();
+        let pairs: Vec<(Box<dyn Router>, Box<dyn Router>)> = vec![
+            (
+                RouterSpec::new(Algorithm::Maglev).build(nodes()).unwrap(),
+                Box::new(Maglev::new(nodes(), Hasher::default(), DEFAULT_TABLE_SIZE).unwrap()),
+            ),
+            (
+                RouterSpec::new(Algorithm::Maglev)
+                    .with_table_size(4099)
+                    .with_hasher(h)
+                    .build(weighted.clone())
+                    .unwrap(),
+                Box::new(Maglev::new(weighted, h, 4099).unwrap()),
+            ),
+            (
+                RouterSpec::new(Algorithm::MultiProbe).build(nodes()).unwrap(),
+                Box::new(MultiProbe::new(nodes(), Hasher::default(), DEFAULT_PROBES).unwrap()),
+            ),
+            (
+                RouterSpec::new(Algorithm::MultiProbe).with_probes(5).with_hasher(h).build(nodes()).unwrap(),
+                Box::new(MultiProbe::new(nodes(), h, 5).unwrap()),
+            ),
+            (
+                RouterSpec::new(Algorithm::Memento).with_hasher(h).build(nodes()).unwrap(),
+                Box::new(Memento::new(nodes(), h).unwrap()),
+            ),
+            (
+                RouterSpec::new(Algorithm::Anchor).build(nodes()).unwrap(),
+                Box::new(Anchor::new(nodes(), Hasher::default(), 8).unwrap()),
+            ),
+            (
+                RouterSpec::new(Algorithm::Anchor).with_capacity(100).with_hasher(h).build(nodes()).unwrap(),
+                Box::new(Anchor::new(nodes(), h, 100).unwrap()),
+            ),
+        ];
+        for (spec, direct) in &pairs {
+            assert_eq!(spec.algorithm(), direct.algorithm());
+            for k in &keys {
+                assert_eq!(spec.route(k), direct.route(k), "{}", spec.algorithm());
+            }
+            for hash in [0u64, 1, 0xDEAD_BEEF, u64::MAX] {
+                assert_eq!(spec.route_hash(hash).unwrap(), direct.route_hash(hash).unwrap(), "{}", spec.algorithm());
+            }
+        }
+        let anchor = RouterSpec::new(Algorithm::Anchor).build(nodes()).unwrap();
+        let anchor = (*anchor).as_any().downcast_ref::<Anchor>().expect("an Anchor");
+        assert_eq!(anchor.capacity(), 8, "default capacity is twice the node count");
+        assert_eq!(RouterSpec::new(Algorithm::Anchor).effective_capacity(MAX_NODES), MAX_NODES as u32);
+        assert_eq!(RouterSpec::new(Algorithm::Anchor).with_capacity(9).effective_capacity(4), 9);
+    }
+
+    #[test]
     fn rejects_options_that_do_not_apply() {
         let cases = [
             (RouterSpec::new(Algorithm::Jump).with_vnodes(10), "vnodes"),
@@ -412,6 +616,20 @@ mod tests {
             (RouterSpec::new(Algorithm::Slots).with_ketama_variant(KetamaVariant::Uhashring), "ketama only, not slots"),
             (RouterSpec::new(Algorithm::Ring).with_vnodes(0), "vnode count 0"),
             (RouterSpec::new(Algorithm::Ring).with_vnodes(u64::MAX), "vnode count"),
+            (RouterSpec::new(Algorithm::Maglev).with_vnodes(10), "maglev has no virtual nodes"),
+            (RouterSpec::new(Algorithm::Ring).with_table_size(65537), "maglev only, not ring"),
+            (RouterSpec::new(Algorithm::Anchor).with_table_size(65537), "maglev only, not anchor"),
+            (RouterSpec::new(Algorithm::Maglev).with_table_size(65536), "65536 is not a prime"),
+            (RouterSpec::new(Algorithm::Maglev).with_table_size(0), "0 is not a prime"),
+            (RouterSpec::new(Algorithm::Maglev).with_table_size(u64::MAX), "exceeds the cap"),
+            (RouterSpec::new(Algorithm::Maglev).with_probes(3), "multiprobe only, not maglev"),
+            (RouterSpec::new(Algorithm::MultiProbe).with_probes(0), "0 must be between 1 and"),
+            (RouterSpec::new(Algorithm::MultiProbe).with_probes(u32::MAX), "must be between 1 and"),
+            (RouterSpec::new(Algorithm::MultiProbe).with_capacity(8), "anchor only, not multiprobe"),
+            (RouterSpec::new(Algorithm::Memento).with_capacity(8), "anchor only, not memento"),
+            (RouterSpec::new(Algorithm::Anchor).with_capacity(0), "capacity"),
+            (RouterSpec::new(Algorithm::Anchor).with_capacity(u32::MAX), "capacity"),
+            (RouterSpec::new(Algorithm::Memento).with_ketama_variant(KetamaVariant::Libketama), "not memento"),
         ];
         for (spec, needle) in cases {
             let err = spec.validate().unwrap_err().to_string();
@@ -433,7 +651,66 @@ mod tests {
             let err = RouterSpec::new(algo).build(weighted.clone()).err().expect("weights refused");
             assert!(matches!(err, Error::Unsupported { .. }), "{algo}: {err}");
         }
-        assert!(RouterSpec::new(Algorithm::Ring).build(weighted).is_ok());
+        assert!(RouterSpec::new(Algorithm::Ring).build(weighted.clone()).is_ok());
+        assert!(RouterSpec::new(Algorithm::Maglev).build(weighted.clone()).is_ok(), "maglev honours weights");
+        for algo in [Algorithm::MultiProbe, Algorithm::Memento, Algorithm::Anchor] {
+            let err = RouterSpec::new(algo).build(weighted.clone()).err().expect("weights refused");
+            assert!(matches!(err, Error::Unsupported { .. }), "{algo}: {err}");
+        }
+    }
+
+    #[test]
+    fn node_count_checks_happen_at_build() {
+        let small_table = RouterSpec::new(Algorithm::Maglev).with_table_size(3);
+        assert!(small_table.validate().is_ok());
+        let err = small_table.build(nodes()).err().expect("table smaller than the node count").to_string();
+        assert!(err.contains("smaller than the node count 4"), "{err}");
+        let small_anchor = RouterSpec::new(Algorithm::Anchor).with_capacity(3);
+        assert!(small_anchor.validate().is_ok());
+        let err = small_anchor.build(nodes()).err().expect("capacity below the node count").to_string();
+        assert!(err.contains("capacity") && !err.contains('\n'), "{err}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+        /// Any combination of options either builds the configured algorithm over all the nodes
+        /// or is refused with a one-line error; never a panic. An option the algorithm does not
+        /// take is always refused.
+        #[test]
+        fn any_spec_builds_or_is_refused_in_one_line(
+            algo in 0..Algorithm::ALL.len(),
+            n in 1usize..12,
+            vnodes in proptest::option::of(0u64..300),
+            table_size in proptest::option::of(proptest::prop_oneof![0u64..600, proptest::prelude::Just(u64::MAX)]),
+            probes in proptest::option::of(proptest::prop_oneof![0u32..40, proptest::prelude::Just(u32::MAX)]),
+            capacity in proptest::option::of(proptest::prop_oneof![0u32..40, proptest::prelude::Just(u32::MAX)]),
+        ) {
+            let algorithm = Algorithm::ALL[algo];
+            let mut spec = RouterSpec::new(algorithm);
+            spec.vnodes = vnodes;
+            spec.table_size = table_size;
+            spec.probes = probes;
+            spec.capacity = capacity;
+            let misplaced = (vnodes.is_some() && !algorithm.takes_vnodes())
+                || (table_size.is_some() && !algorithm.takes_table_size())
+                || (probes.is_some() && !algorithm.takes_probes())
+                || (capacity.is_some() && !algorithm.takes_capacity());
+            let nodes = NodeSet::from_names((0..n).map(|i| format!("node-{i}"))).unwrap();
+            match spec.build(nodes) {
+                Ok(router) => {
+                    proptest::prop_assert!(!misplaced);
+                    proptest::prop_assert_eq!(router.algorithm(), algorithm.name());
+                    proptest::prop_assert_eq!(router.node_count(), n);
+                }
+                Err(err) => {
+                    let text = err.to_string();
+                    proptest::prop_assert!(!text.is_empty() && !text.contains('\n'), "{}", text);
+                }
+            }
+            if misplaced {
+                proptest::prop_assert!(spec.validate().is_err());
+            }
+        }
     }
 
     #[test]
@@ -459,6 +736,11 @@ mod tests {
             RouterSpec::new(Algorithm::Rendezvous).with_hasher(Hasher::Xxh64 { seed: 0 }),
             RouterSpec::new(Algorithm::Slots),
             RouterSpec::new(Algorithm::Jump),
+            RouterSpec::new(Algorithm::Maglev).with_table_size(4099).with_hasher(Hasher::Xxh3 { seed: 2 }),
+            RouterSpec::new(Algorithm::MultiProbe).with_probes(7),
+            RouterSpec::new(Algorithm::Memento),
+            RouterSpec::new(Algorithm::Anchor).with_capacity(64),
+            RouterSpec::new(Algorithm::Anchor),
         ];
         for spec in specs {
             let json = serde_json::to_string(&spec).unwrap();
@@ -481,5 +763,17 @@ mod tests {
             toml::from_str("algorithm = \"ketama\"\nketama_variant = \"python-hash-ring\"\n").unwrap();
         assert_eq!(spec.ketama_variant, Some(KetamaVariant::PythonHashRing));
         assert!(toml::from_str::<RouterSpec>("algorithm = \"ketama\"\nketama_variant = \"twemproxy\"\n").is_err());
+        // Every algorithm serializes as its `name()`.
+        for &algo in Algorithm::ALL {
+            assert_eq!(serde_json::to_string(&algo).unwrap(), format!("\"{}\"", algo.name()));
+        }
+        let json = r#"{"algorithm":"multiprobe","probes":5}"#;
+        let spec: RouterSpec = serde_json::from_str(json).unwrap();
+        assert_eq!(spec, RouterSpec::new(Algorithm::MultiProbe).with_probes(5));
+        assert_eq!(serde_json::to_string(&spec).unwrap(), json);
+        let spec: RouterSpec = toml::from_str("algorithm = \"maglev\"\ntable_size = 4099\n").unwrap();
+        assert_eq!(spec.table_size, Some(4099));
+        let spec: RouterSpec = toml::from_str("algorithm = \"anchor\"\ncapacity = 32\n").unwrap();
+        assert_eq!(spec.capacity, Some(32));
     }
 }

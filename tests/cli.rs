@@ -10,7 +10,10 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 
-use hashroute::{Hasher, Jump, Ketama, KetamaVariant, Modulo, Node, NodeSet, RedisSlots, Rendezvous, Ring, Router};
+use hashroute::{
+    Anchor, Hasher, Jump, Ketama, KetamaVariant, Maglev, Memento, Modulo, MultiProbe, Node, NodeSet, RedisSlots,
+    Rendezvous, Ring, Router,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_hashroute");
 
@@ -166,6 +169,61 @@ fn malformed_calls_fail_with_one_line() {
         (vec!["slot", "--input", "hex", "7"], b"", "odd number"),
         (vec!["route", "--algo", "ring", "--nodes", "a", "--bogus", "k"], b"", "unexpected argument '--bogus'"),
         (vec!["route", "--algo", "ring", "--algo", "jump", "--nodes", "a"], b"", "--algo"),
+        // Maglev, multiprobe, memento, anchor and their parameters.
+        (vec!["route", "--algo", "maglev", "--nodes", "a", "--table-size", "65536", "k"], b"", "table size: 65536 is not a prime"),
+        (vec!["route", "--algo", "maglev", "--nodes", "a,b,c,d", "--table-size", "3", "k"], b"", "3 is smaller than the node count 4"),
+        (vec!["route", "--algo", "maglev", "--nodes", "a", "--table-size", "99999999999", "k"], b"", "exceeds the cap"),
+        (vec!["route", "--algo", "maglev", "--nodes", "a", "--table-size", "ten", "k"], b"", "--table-size"),
+        (vec!["route", "--algo", "maglev", "--nodes", "a", "--table-size", "-7", "k"], b"", "-7"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--table-size", "65537", "k"], b"", "maglev only, not ring"),
+        (vec!["route", "--algo", "maglev", "--nodes", "a", "--vnodes", "10", "k"], b"", "maglev has no virtual nodes"),
+        (vec!["route", "--algo", "maglev", "--nodes", "a", "--probes", "3", "k"], b"", "multiprobe only, not maglev"),
+        (vec!["route", "--algo", "multiprobe", "--nodes", "a", "--probes", "0", "k"], b"", "probes: 0 must be between 1 and"),
+        (vec!["route", "--algo", "multiprobe", "--nodes", "a", "--probes", "100000", "k"], b"", "must be between 1 and"),
+        (vec!["route", "--algo", "multiprobe", "--nodes", "a", "--probes", "4294967296", "k"], b"", "--probes"),
+        (vec!["route", "--algo", "multiprobe", "--nodes", "a", "--probes", "many", "k"], b"", "--probes"),
+        (vec!["route", "--algo", "multiprobe", "--nodes", "a", "--table-size", "65537", "k"], b"", "maglev only, not multiprobe"),
+        (vec!["route", "--algo", "multiprobe", "--nodes-file", &weighted, "k"], b"", "multiprobe does not support weighted nodes"),
+        (vec!["route", "--algo", "memento", "--nodes-file", &weighted, "k"], b"", "memento does not support weighted nodes"),
+        (vec!["route", "--algo", "memento", "--nodes", "a", "--capacity", "8", "k"], b"", "anchor only, not memento"),
+        (vec!["route", "--algo", "memento", "--nodes", "a", "--variant", "uhashring", "k"], b"", "ketama only, not memento"),
+        (vec!["route", "--algo", "anchor", "--nodes-file", &weighted, "k"], b"", "anchor does not support weighted nodes"),
+        (vec!["route", "--algo", "anchor", "--nodes", "a,b,c", "--capacity", "2", "k"], b"", "capacity: 2 must be between the node count 3"),
+        (vec!["route", "--algo", "anchor", "--nodes", "a", "--capacity", "0", "k"], b"", "capacity: 0"),
+        (vec!["route", "--algo", "anchor", "--nodes", "a", "--capacity", "4294967295", "k"], b"", "capacity: 4294967295"),
+        (vec!["route", "--algo", "anchor", "--nodes", "a", "--capacity", "1.5", "k"], b"", "--capacity"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--capacity", "8", "k"], b"", "anchor only, not ring"),
+        (vec!["route", "--algo", "anchor", "--buckets", "8", "k"], b"", "jump only, not anchor"),
+        (vec!["replicas", "--algo", "maglev", "--nodes", "a,b", "-n", "3", "k"], b"", "asked for 3 replicas"),
+        (vec!["replicas", "--algo", "anchor", "--nodes", "a,b", "-n", "1", "--capacity", "1", "k"], b"", "capacity"),
+        // migrate
+        (vec!["migrate", "--algo", "ring", "--to", &weighted], b"", "--from"),
+        (vec!["migrate", "--algo", "ring", "--from", &weighted], b"", "--to"),
+        (vec!["migrate", "--from", &weighted, "--to", &weighted], b"", "--algo"),
+        (vec!["migrate", "--algo", "ring", "--from", &missing, "--to", &weighted], b"", "no-such-file"),
+        (vec!["migrate", "--algo", "ring", "--from", &weighted, "--to", &duplicate_file], b"", "duplicate node name"),
+        (vec!["migrate", "--algo", "ring", "--from", &weighted, "--to", &only_comments], b"", "no nodes"),
+        (vec!["migrate", "--algo", "memento", "--from", &duplicate_file, "--to", &weighted], b"", "duplicate node name"),
+        (vec!["migrate", "--algo", "memento", "--from", &extra_field, "--to", &weighted], b"", "unexpected field"),
+        (vec!["migrate", "--algo", "memento", "--from", &weighted, "--to", &weighted], b"", "--from: memento does not support weighted"),
+        (vec!["migrate", "--algo", "anchor", "--capacity", "2", "--from", &weighted, "--to", &weighted], b"", "weighted"),
+        (vec!["migrate", "--algo", "maglev", "--table-size", "4", "--from", &weighted, "--to", &weighted], b"", "4 is not a prime"),
+        (vec!["migrate", "--algo", "ring", "--nodes", "a", "--from", &weighted, "--to", &weighted], b"", "unexpected argument '--nodes'"),
+        (vec!["migrate", "--algo", "ring", "--from", &weighted, "--to", &weighted, "k"], b"", "unexpected argument 'k'"),
+        // fingerprint
+        (vec!["fingerprint", "--algo", "ring"], b"", "no nodes"),
+        (vec!["fingerprint", "--algo", "md6", "--nodes", "a"], b"", "invalid algorithm"),
+        (vec!["fingerprint", "--algo", "maglev", "--nodes", "a", "--table-size", "10"], b"", "10 is not a prime"),
+        (vec!["fingerprint", "--algo", "ring", "--nodes-file", &zero], b"", "invalid weight 0"),
+        (vec!["fingerprint", "--algo", "ring", "--nodes", "a", "k"], b"", "unexpected argument 'k'"),
+        // recommend
+        (vec!["recommend"], b"", "--node-count"),
+        (vec!["recommend", "--node-count", "0"], b"", "node count: 0"),
+        (vec!["recommend", "--node-count", "-3"], b"", "-3"),
+        (vec!["recommend", "--node-count", "8", "--max-load", "1.0"], b"", "max load: 1"),
+        (vec!["recommend", "--node-count", "8", "--max-load", "NaN"], b"", "max load: NaN"),
+        (vec!["recommend", "--node-count", "8", "--max-load", "ten"], b"", "--max-load"),
+        (vec!["recommend", "--node-count", "8", "--algo", "ring"], b"", "unexpected argument '--algo'"),
         (vec!["reroute", "k"], b"", "unrecognized subcommand 'reroute'"),
         (vec![], b"", "missing subcommand"),
     ];
@@ -255,6 +313,37 @@ fn routing_agrees_with_library_for_each_algorithm() {
         &Rendezvous::new(set.clone(), Hasher::Xxh64 { seed: 9 }).unwrap(),
     );
     check(&["--algo", "slots", "--nodes", nodes], &RedisSlots::new(set.clone()).unwrap());
+
+    // Maglev (weights honoured), multiprobe, memento, anchor (default capacity 2 × N).
+    check(&["--algo", "maglev", "--nodes", nodes], &Maglev::new(set.clone(), Hasher::default(), 65537).unwrap());
+    check(
+        &["--algo", "maglev", "--nodes-file", file, "--table-size", "4099", "--hash", "murmur3", "--seed", "5"],
+        &Maglev::new(weighted_set.clone(), Hasher::Murmur3X64 { seed: 5 }, 4099).unwrap(),
+    );
+    check(&["--algo", "multiprobe", "--nodes", nodes], &MultiProbe::new(set.clone(), Hasher::default(), 21).unwrap());
+    check(
+        &["--algo", "multiprobe", "--nodes", nodes, "--probes", "3", "--hash", "xxh64"],
+        &MultiProbe::new(set.clone(), Hasher::Xxh64 { seed: 0 }, 3).unwrap(),
+    );
+    check(&["--algo", "memento", "--nodes", nodes], &Memento::new(set.clone(), Hasher::default()).unwrap());
+    check(
+        &["--algo", "memento", "--nodes", nodes, "--seed", "99"],
+        &Memento::new(set.clone(), Hasher::Xxh3 { seed: 99 }).unwrap(),
+    );
+    check(&["--algo", "anchor", "--nodes", nodes], &Anchor::new(set.clone(), Hasher::default(), 10).unwrap());
+    check(
+        &["--algo", "anchor", "--nodes", nodes, "--capacity", "5"],
+        &Anchor::new(set.clone(), Hasher::default(), 5).unwrap(),
+    );
+    check(
+        &["--algo", "anchor", "--nodes", nodes, "--capacity", "1000", "--hash", "md5"],
+        &Anchor::new(set.clone(), Hasher::Md5, 1000).unwrap(),
+    );
+    // The capacity changes routes (keys start at `hash mod capacity`): the default is not
+    // silently the node count.
+    let five = Anchor::new(set.clone(), Hasher::default(), 5).unwrap();
+    let ten = Anchor::new(set.clone(), Hasher::default(), 10).unwrap();
+    assert!(keys.iter().any(|k| five.route(k.as_bytes()) != ten.route(k.as_bytes())));
 }
 
 /// Through the CLI, every Ketama variant answers what the real client library answered
@@ -437,8 +526,13 @@ fn u64_input_skips_the_hasher() {
         ("ring", Box::new(Ring::builder().node_set(set.clone()).build().unwrap())),
         ("rendezvous", Box::new(Rendezvous::new(set.clone(), Hasher::default()).unwrap())),
         ("modulo", Box::new(Modulo::new(set.clone(), Hasher::default()))),
+        ("jump", Box::new(Jump::new(set.clone(), Hasher::default()).unwrap())),
+        ("maglev", Box::new(Maglev::new(set.clone(), Hasher::default(), 65537).unwrap())),
+        ("multiprobe", Box::new(MultiProbe::new(set.clone(), Hasher::default(), 21).unwrap())),
+        ("memento", Box::new(Memento::new(set.clone(), Hasher::default()).unwrap())),
+        ("anchor", Box::new(Anchor::new(set.clone(), Hasher::default(), 6).unwrap())),
     ];
-    let hashes = [0u64, 1, 2, 0xDEAD_BEEF, u64::MAX];
+    let hashes = [0u64, 1, 2, 3, 4, 5, 0xDEAD_BEEF, 1 << 63, u64::MAX - 1, u64::MAX];
     let input: String = hashes.iter().map(|h| format!("{h:#x}\n")).collect();
     for (algo, router) in routers {
         let got = pairs(&ok(&["route", "--algo", algo, "--nodes", "a,b,c", "--input", "u64"], input.as_bytes()));
@@ -459,6 +553,10 @@ fn replicas_agree_with_library() {
         ("modulo", Box::new(Modulo::new(set.clone(), Hasher::default()))),
         ("ketama", Box::new(Ketama::new(set.clone(), KetamaVariant::Libketama).unwrap())),
         ("rendezvous", Box::new(Rendezvous::new(set.clone(), Hasher::default()).unwrap())),
+        ("maglev", Box::new(Maglev::new(set.clone(), Hasher::default(), 65537).unwrap())),
+        ("multiprobe", Box::new(MultiProbe::new(set.clone(), Hasher::default(), 21).unwrap())),
+        ("memento", Box::new(Memento::new(set.clone(), Hasher::default()).unwrap())),
+        ("anchor", Box::new(Anchor::new(set.clone(), Hasher::default(), 12).unwrap())),
     ];
     let input = keys_input(200);
     for (algo, router) in &routers {
@@ -586,17 +684,45 @@ fn closed_stdout_exits_quietly() {
 
 #[test]
 fn help_and_version_succeed() {
-    for args in [&["--help"][..], &["--version"], &["route", "--help"], &["replicas", "--help"], &["slot", "--help"]] {
+    for args in [
+        &["--help"][..],
+        &["--version"],
+        &["route", "--help"],
+        &["replicas", "--help"],
+        &["slot", "--help"],
+        &["migrate", "--help"],
+        &["fingerprint", "--help"],
+        &["recommend", "--help"],
+    ] {
         let out = run(args, b"");
         assert!(out.status.success(), "{args:?}: {}", out.stderr);
         assert!(!out.stdout.is_empty());
     }
     let help = ok(&["route", "--help"], b"");
-    for flag in
-        ["--algo", "--nodes", "--nodes-file", "--vnodes", "--hash", "--seed", "--variant", "--buckets", "--input"]
-    {
+    for flag in [
+        "--algo",
+        "--nodes",
+        "--nodes-file",
+        "--vnodes",
+        "--hash",
+        "--seed",
+        "--variant",
+        "--table-size",
+        "--probes",
+        "--capacity",
+        "--buckets",
+        "--input",
+    ] {
         assert!(help.contains(flag), "route --help lacks {flag}");
     }
+    for algo in ["maglev", "multiprobe", "memento", "anchor"] {
+        assert!(help.contains(algo), "route --help does not list {algo}");
+    }
+    let help = ok(&["migrate", "--help"], b"");
+    for flag in ["--algo", "--from", "--to", "--table-size", "--summary"] {
+        assert!(help.contains(flag), "migrate --help lacks {flag}");
+    }
+    assert!(!help.contains("--nodes"), "migrate takes its nodes from --from/--to");
 }
 
 /// The CLI reproduces the frozen routes of `tests/golden/` (keys given in hex, as stored).
@@ -625,6 +751,10 @@ fn cli_reproduces_golden_routes() {
         ("ketama-libmemcached", vec!["--algo", "ketama", "--variant", "libmemcached", "--nodes", &c10]),
         ("ketama-spymemcached", vec!["--algo", "ketama", "--variant", "spymemcached", "--nodes", &c10]),
         ("ketama-python-hash-ring", vec!["--algo", "ketama", "--variant", "python-hash-ring", "--nodes", &c10]),
+        ("maglev-m65537", vec!["--algo", "maglev", "--table-size", "65537", "--nodes", &c10]),
+        ("maglev-weighted-m4099", vec!["--algo", "maglev", "--table-size", "4099", "--nodes-file", weighted_file]),
+        ("multiprobe-k21", vec!["--algo", "multiprobe", "--probes", "21", "--nodes", &c10]),
+        // Not reachable from the CLI: memento-removed, anchor-removed (built by removals).
         // Not reachable from the CLI yet: rendezvous-go (Rendezvous::go_rendezvous has no flag).
     ];
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
@@ -652,4 +782,150 @@ fn exit_status_separates_usage_from_input_errors() {
     assert_eq!(run(&["route", "--algo", "ring", "--nodes", "a", "--bogus"], b"").status.code(), Some(2));
     assert_eq!(run(&["route", "--algo", "ring", "--nodes", "a,a", "k"], b"").status.code(), Some(1));
     assert_eq!(run(&["route", "--algo", "ring", "--nodes", "a", "--input", "hex"], b"0\n").status.code(), Some(1));
+}
+
+/// `migrate` prints exactly the library's plan for the same two routers; a ring going from 3 to
+/// 4 nodes moves about a quarter of the keys, computed exactly.
+#[test]
+fn migrate_prints_the_library_plan() {
+    let from = tmp_file("migrate-3.txt", b"# before\ncache-a\ncache-b\ncache-c\n");
+    let to = tmp_file("migrate-4.txt", b"cache-a\ncache-b\ncache-c\ncache-d\n");
+    let (from_s, to_s) = (from.to_str().unwrap(), to.to_str().unwrap());
+    let three = NodeSet::from_names(["cache-a", "cache-b", "cache-c"]).unwrap();
+    let four = NodeSet::from_names(["cache-a", "cache-b", "cache-c", "cache-d"]).unwrap();
+
+    let ring = |s: &NodeSet| Ring::builder().node_set(s.clone()).build().unwrap();
+    let plan = hashroute::migration::plan(&ring(&three), &ring(&four)).unwrap();
+    assert!(plan.is_exact());
+    let fraction = plan.moved_fraction();
+    assert!((0.20..0.30).contains(&fraction), "3 -> 4 ring moved {fraction}");
+    let out = ok(&["migrate", "--algo", "ring", "--from", from_s, "--to", to_s], b"");
+    assert_eq!(out, plan.to_string());
+    let first = out.lines().next().unwrap();
+    assert!(first.contains("exact") && first.contains(&format!("{:.4}% of keys move", 100.0 * fraction)), "{first}");
+    assert!(out.lines().any(|l| l.contains("-> cache-d")), "moving ranges are listed");
+    let summary = ok(&["migrate", "--algo", "ring", "--from", from_s, "--to", to_s, "--summary"], b"");
+    assert_eq!(summary, plan.summary().to_string());
+    assert!(out.starts_with(&summary) && out.len() > summary.len());
+
+    // Router flags apply to both sides.
+    let ring40 =
+        |s: &NodeSet| Ring::builder().vnodes(40).hasher(Hasher::Xxh64 { seed: 3 }).node_set(s.clone()).build().unwrap();
+    let plan40 = hashroute::migration::plan(&ring40(&three), &ring40(&four)).unwrap();
+    let args = [
+        "migrate", "--algo", "ring", "--vnodes", "40", "--hash", "xxh64", "--seed", "3", "--from", from_s, "--to", to_s,
+    ];
+    assert_eq!(ok(&args, b""), plan40.to_string());
+    assert_ne!(plan40.moved_units(), plan.moved_units());
+
+    // Ketama is exact too; the newer algorithms are sampled, and still equal the library.
+    let ketama = |s: &NodeSet| Ketama::new(s.clone(), KetamaVariant::Libketama).unwrap();
+    let plan = hashroute::migration::plan(&ketama(&three), &ketama(&four)).unwrap();
+    assert!(plan.is_exact());
+    assert_eq!(
+        ok(&["migrate", "--algo", "ketama", "--from", from_s, "--to", to_s, "--summary"], b""),
+        plan.summary().to_string()
+    );
+    // No `Inspect` impl for the newer concrete types: go through `dyn Router`, as the CLI does.
+    let maglev =
+        |s: &NodeSet| -> Box<dyn Router> { Box::new(Maglev::new(s.clone(), Hasher::default(), 4099).unwrap()) };
+    let plan = hashroute::migration::plan(&*maglev(&three), &*maglev(&four)).unwrap();
+    let args = ["migrate", "--algo", "maglev", "--table-size", "4099", "--from", from_s, "--to", to_s, "--summary"];
+    assert_eq!(ok(&args, b""), plan.summary().to_string());
+    let memento = |s: &NodeSet| -> Box<dyn Router> { Box::new(Memento::new(s.clone(), Hasher::default()).unwrap()) };
+    let plan = hashroute::migration::plan(&*memento(&three), &*memento(&four)).unwrap();
+    assert!((0.20..0.30).contains(&plan.moved_fraction()), "memento 3 -> 4 moved {}", plan.moved_fraction());
+    assert_eq!(
+        ok(&["migrate", "--algo", "memento", "--from", from_s, "--to", to_s, "--summary"], b""),
+        plan.summary().to_string()
+    );
+}
+
+/// `fingerprint` prints the library's fingerprint: 32 hex digits, independent of the node order
+/// for order-independent algorithms, changed by a weight.
+#[test]
+fn fingerprint_ignores_node_order_but_not_weights() {
+    let base = tmp_file("fp-base.txt", b"alpha 1\nbeta 2\ngamma 3\ndelta 1\n");
+    let shuffled = tmp_file("fp-shuffled.txt", b"# same nodes\ndelta 1\ngamma 3\nalpha 1\nbeta 2\n");
+    let reweighted = tmp_file("fp-reweighted.txt", b"alpha 1\nbeta 2\ngamma 3\ndelta 2\n");
+    let fp = |algo: &str, file: &PathBuf| {
+        let out = ok(&["fingerprint", "--algo", algo, "--nodes-file", file.to_str().unwrap()], b"");
+        let line = out.strip_suffix('\n').expect("one line");
+        assert!(line.len() == 32 && line.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()), "{line:?}");
+        line.to_owned()
+    };
+    for algo in ["ring", "ketama", "rendezvous", "maglev"] {
+        let a = fp(algo, &base);
+        assert_eq!(a, fp(algo, &shuffled), "{algo}: node order changed the fingerprint");
+        assert_ne!(a, fp(algo, &reweighted), "{algo}: a weight change kept the fingerprint");
+    }
+    let weighted = NodeSet::new([
+        Node::new("alpha"),
+        Node::new("beta").with_weight(2.0),
+        Node::new("gamma").with_weight(3.0),
+        Node::new("delta"),
+    ])
+    .unwrap();
+    let ring = Ring::builder().node_set(weighted.clone()).build().unwrap();
+    assert_eq!(fp("ring", &base), hashroute::fingerprint(&ring).to_string());
+    let maglev: Box<dyn Router> = Box::new(Maglev::new(weighted, Hasher::default(), 65537).unwrap());
+    assert_eq!(fp("maglev", &base), hashroute::fingerprint(&*maglev).to_string());
+
+    // Unit-weight algorithms, from --nodes; router flags count.
+    let fp_nodes = |args: &[&str]| {
+        let mut all = vec!["fingerprint"];
+        all.extend_from_slice(args);
+        ok(&all, b"").trim_end().to_owned()
+    };
+    let names = ["n1", "n2", "n3", "n4", "n5"];
+    let set = NodeSet::from_names(names).unwrap();
+    let list = names.join(",");
+    let cases: Vec<(Vec<&str>, Box<dyn Router>)> = vec![
+        (vec!["--algo", "jump", "--nodes", &list], Box::new(Jump::new(set.clone(), Hasher::default()).unwrap())),
+        (
+            vec!["--algo", "multiprobe", "--probes", "9", "--nodes", &list],
+            Box::new(MultiProbe::new(set.clone(), Hasher::default(), 9).unwrap()),
+        ),
+        (vec!["--algo", "memento", "--nodes", &list], Box::new(Memento::new(set.clone(), Hasher::default()).unwrap())),
+        (
+            vec!["--algo", "anchor", "--nodes", &list],
+            Box::new(Anchor::new(set.clone(), Hasher::default(), 10).unwrap()),
+        ),
+    ];
+    for (args, router) in &cases {
+        assert_eq!(fp_nodes(args), hashroute::fingerprint(&**router).to_string(), "{args:?}");
+    }
+    assert_ne!(
+        fp_nodes(&["--algo", "ring", "--nodes", &list]),
+        fp_nodes(&["--algo", "ring", "--vnodes", "100", "--nodes", &list])
+    );
+    assert_ne!(
+        fp_nodes(&["--algo", "anchor", "--nodes", &list]),
+        fp_nodes(&["--algo", "anchor", "--capacity", "11", "--nodes", &list])
+    );
+}
+
+/// `recommend` in smoke mode (`HASHROUTE_QUICK=1`) prints exactly the library's recommendation
+/// for the same sweep sizes.
+#[test]
+fn recommend_prints_the_library_recommendation() {
+    use hashroute::analysis::recommend::{recommend, RecommendOptions};
+    use hashroute::analysis::sweep::SweepConfig;
+    let out = Command::new(BIN)
+        .args(["recommend", "--node-count", "8", "--max-load", "1.15"])
+        .env("HASHROUTE_QUICK", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn hashroute");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.is_empty(), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.starts_with("8 nodes, target: tail over random clusters of max/mean <= 1.15"), "{stdout}");
+    assert!(stdout.contains("cheapest consistent router meeting the target: "), "{stdout}");
+    let opts = RecommendOptions {
+        config: SweepConfig { clusters: 20, point_budget: 100_000, sample_keys: 10_000, ..SweepConfig::quick() },
+        measure_lookup: false,
+        ..RecommendOptions::default()
+    };
+    assert_eq!(stdout, recommend(8, 1.15, &opts).unwrap().to_string());
 }

@@ -5,19 +5,29 @@
 //! hashroute route --algo jump --buckets 1000 --input u64 0xDEADBEEF
 //! hashroute replicas --algo ring --nodes a,b,c,d -n 2 user:42
 //! hashroute slot '{user}:42'
+//! hashroute migrate --algo ring --from before.txt --to after.txt
+//! hashroute fingerprint --algo maglev --nodes-file servers.txt
+//! hashroute recommend --node-count 50 --max-load 1.10
 //! ```
 //!
-//! Contract (tests/cli.rs holds it): output is one `KEY<TAB>ANSWER` line per key in input order,
-//! the key exactly as given; keys come from the arguments, else one per line from stdin
-//! (streamed, flat memory). Any bad input exits non-zero with exactly one line on stderr,
+//! Contract (tests/cli.rs holds it): `route`, `replicas` and `slot` print one `KEY<TAB>ANSWER`
+//! line per key in input order, the key exactly as given; keys come from the arguments, else one
+//! per line from stdin (streamed, flat memory). `migrate` prints the library's
+//! `MigrationPlan` display and `fingerprint` one line of 32 hex digits, both byte for byte what
+//! the library gives for the same configuration, as does `recommend` (the benchmark sweep's
+//! recommendation). Any bad input exits non-zero with exactly one line on stderr,
 //! `hashroute: error: ...`; a closed stdout (`| head`) exits quietly.
 //!
 //! Adding a subcommand: a module with an `Args` struct and a `run` function, a variant in
 //! [`Cmd`], an arm in [`run`]. Router-building subcommands flatten [`router_args::RouterArgs`]
-//! so every one accepts the same router flags.
+//! so every one accepts the same router flags (`migrate`, which reads two node lists, flattens
+//! [`router_args::AlgoArgs`] alone).
 
 mod failure;
+mod fingerprint;
 mod keys;
+mod migrate;
+mod recommend;
 mod replicas;
 mod route;
 mod router_args;
@@ -30,13 +40,15 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::failure::Failure;
 
-/// Route keys to nodes with consistent hashing (ring, Ketama, jump, rendezvous, Redis slots).
+/// Route keys to nodes with consistent hashing (ring, Ketama, jump, rendezvous, Redis slots,
+/// Maglev, multi-probe, MementoHash, AnchorHash).
 #[derive(Parser, Debug)]
 #[command(
     name = "hashroute",
     version,
     max_term_width = 100,
-    after_help = "Output: one KEY<TAB>ANSWER line per key, in input order, the key exactly as given.\n\
+    after_help = "Output (route, replicas, slot): one KEY<TAB>ANSWER line per key, in input order, the key exactly \
+                  as given.\n\
                   Exit status: 0 on success (also when stdout is closed early), 1 on bad input, 2 on bad usage; \
                   errors are one line on stderr."
 )]
@@ -50,6 +62,9 @@ enum Cmd {
     Route(route::RouteArgs),
     Slot(slot::SlotArgs),
     Replicas(replicas::ReplicasArgs),
+    Migrate(migrate::MigrateArgs),
+    Fingerprint(fingerprint::FingerprintArgs),
+    Recommend(recommend::RecommendArgs),
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
@@ -57,6 +72,9 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Cmd::Route(args) => route::run(args),
         Cmd::Slot(args) => slot::run(args),
         Cmd::Replicas(args) => replicas::run(args),
+        Cmd::Migrate(args) => migrate::run(args),
+        Cmd::Fingerprint(args) => fingerprint::run(args),
+        Cmd::Recommend(args) => recommend::run(args),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The router flags every router-building subcommand shares, and their translation into a
 //! [`RouterSpec`] (which alone decides what combinations are valid) plus a node set.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use hashroute::{Algorithm, Error, Hasher, KetamaVariant, NodeSet, Router, RouterSpec};
@@ -14,8 +14,7 @@ use crate::keys::parse_u64_arg;
 const MAX_BUCKETS_AS_NODES: u32 = 1 << 20;
 
 /// Router flags: the algorithm's ([`AlgoArgs`]) and the nodes' ([`NodesArgs`]). Subcommands that
-/// take their nodes some other way (a future `migrate --from FILE --to FILE`) flatten
-/// [`AlgoArgs`] alone.
+/// take their nodes some other way (`migrate --from FILE --to FILE`) flatten [`AlgoArgs`] alone.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct RouterArgs {
     #[command(flatten)]
@@ -25,11 +24,12 @@ pub(crate) struct RouterArgs {
 }
 
 /// The algorithm and its parameters: everything that becomes a [`RouterSpec`]. New algorithm
-/// parameters (`--table-size`, `--probes`) go here and into `RouterSpec`.
+/// parameters go here and into `RouterSpec`, which alone decides where they apply.
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Router")]
 pub(crate) struct AlgoArgs {
-    /// Algorithm: modulo, ring, ketama, jump, rendezvous or slots
+    /// Algorithm: modulo, ring, ketama, jump, rendezvous, slots, maglev, multiprobe, memento or
+    /// anchor
     #[arg(long, value_name = "ALGO")]
     algo: String,
     /// Ring only: virtual nodes per weight-1 node [default: 160]
@@ -46,6 +46,15 @@ pub(crate) struct AlgoArgs {
     /// [default: libketama]
     #[arg(long, value_name = "NAME")]
     variant: Option<String>,
+    /// Maglev only: lookup-table size, a prime [default: 65537]
+    #[arg(long, value_name = "M")]
+    table_size: Option<u64>,
+    /// Multiprobe only: probes per key [default: 21]
+    #[arg(long, value_name = "K")]
+    probes: Option<u32>,
+    /// Anchor only: total bucket capacity, at least the node count [default: 2 × node count]
+    #[arg(long, value_name = "A")]
+    capacity: Option<u32>,
 }
 
 /// Where the nodes come from.
@@ -79,6 +88,9 @@ impl AlgoArgs {
         let algorithm = Algorithm::from_name(&self.algo)?;
         let mut spec = RouterSpec::new(algorithm);
         spec.vnodes = self.vnodes;
+        spec.table_size = self.table_size;
+        spec.probes = self.probes;
+        spec.capacity = self.capacity;
         spec.ketama_variant = self.variant.as_deref().map(KetamaVariant::from_name).transpose()?;
         spec.hasher = match (&self.hash, self.seed) {
             (None, None) => None,
@@ -133,11 +145,17 @@ impl NodesArgs {
             return Ok(NodeSet::from_names(list.split(',').map(str::trim))?);
         }
         if let Some(path) = &self.nodes_file {
-            let context = || format!("nodes file {}", path.display());
-            let bytes = std::fs::read(path).map_err(|e| Failure::context(context(), e))?;
-            let text = String::from_utf8(bytes).map_err(|_| Failure::context(context(), "not valid UTF-8"))?;
-            return NodeSet::parse(&text).map_err(|e| Failure::context(context(), e));
+            return read_nodes_file(path);
         }
         Err(Failure::msg("no nodes: give --nodes A,B,C or --nodes-file FILE (or --buckets N with jump)"))
     }
+}
+
+/// The node set of a server file (`NAME [WEIGHT]` per line, `#` comments), errors prefixed with
+/// `nodes file PATH`.
+pub(crate) fn read_nodes_file(path: &Path) -> Result<NodeSet, Failure> {
+    let context = || format!("nodes file {}", path.display());
+    let bytes = std::fs::read(path).map_err(|e| Failure::context(context(), e))?;
+    let text = String::from_utf8(bytes).map_err(|_| Failure::context(context(), "not valid UTF-8"))?;
+    NodeSet::parse(&text).map_err(|e| Failure::context(context(), e))
 }
