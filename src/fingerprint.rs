@@ -130,6 +130,19 @@ impl Inspect for Rendezvous {
     }
 }
 
+/// Routers fingerprinted by the probe encoding (their routes, not their internals): correct
+/// for any router, and enough for agreement checks between clients.
+macro_rules! opaque_inspect {
+    ($($t:ty),*) => {$(
+        impl Inspect for $t {
+            fn view(&self) -> View<'_> {
+                View::Opaque(self)
+            }
+        }
+    )*};
+}
+opaque_inspect!(crate::Maglev, crate::MultiProbe, crate::Memento, crate::Anchor);
+
 impl<R: Router> Inspect for Failover<R> {
     /// Opaque: its routes depend on the down marks, not only on the inner router.
     fn view(&self) -> View<'_> {
@@ -277,7 +290,7 @@ pub fn canonical_bytes<R: Inspect + ?Sized>(router: &R) -> Vec<u8> {
 
 /// Algorithms whose routes do not depend on the order nodes were given in.
 fn order_independent(algorithm: &str) -> bool {
-    matches!(algorithm, "ring" | "ketama" | "rendezvous" | "maglev")
+    matches!(algorithm, "ring" | "ketama" | "rendezvous" | "maglev" | "multiprobe")
 }
 
 fn probe(c: &mut Canon, r: &dyn Router) {

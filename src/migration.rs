@@ -26,7 +26,8 @@
 //! let to = NodeSet::parse("a\nb\nc\nd\n")?;
 //! let spec = RouterSpec::new(Algorithm::Ring);
 //! let plan = hashroute::migration::plan(&*spec.build(from)?, &*spec.build(to)?)?;
-//! print!("{plan}"); // sampled: `Box<dyn Router>` is opaque until `Router` can downcast
+//! assert!(plan.is_exact()); // trait objects downcast, so a ring gets the exact plan
+//! print!("{plan}");
 //! # Ok::<(), hashroute::Error>(())
 //! ```
 
@@ -554,8 +555,8 @@ pub fn default_sample(count: usize) -> Vec<Vec<u8>> {
 /// two slot layouts; otherwise estimated from
 /// [`DEFAULT_SAMPLE`] keys of [`default_sample`].
 ///
-/// Trait objects (`&dyn Router`, `Box<dyn Router>`) are opaque (see [`Inspect`]) and therefore
-/// sampled; pass the concrete router (or a `Box`/`Arc` of it) for exact plans.
+/// Trait objects (`&dyn Router`, `Box<dyn Router>`) are downcast to their concrete router (see
+/// [`Inspect`]), so they get the exact plan too where one exists.
 ///
 /// # Errors
 /// None in practice for valid routers; the signature leaves room for methods that can fail.
