@@ -172,15 +172,3 @@ proptest! {
         }
     }
 }
-
-/// What `hashroute recommend --node-count 1000` costs with the default (quick) options; ignored
-/// by default because it takes seconds. Run with `cargo test --release --test analysis -- --ignored`.
-#[test]
-#[ignore = "slow: a full recommendation at 1000 nodes"]
-fn recommend_thousand_nodes() {
-    use hashroute::analysis::recommend::{recommend, RecommendOptions};
-    let t = std::time::Instant::now();
-    let r = recommend(1000, 1.10, &RecommendOptions::default()).unwrap();
-    println!("{r}\n(took {:.1} s)", t.elapsed().as_secs_f64());
-    assert!(r.others.iter().any(|o| o.candidate == "jump"));
-}
