@@ -22,15 +22,17 @@
 
 use std::ops::ControlFlow;
 
+mod arch;
+mod kernel;
+
+pub use kernel::{active_isa, Isa, FORCE_PORTABLE_ENV};
+use kernel::{argmax_blocks, Kernel};
+
 use crate::algo::mix64;
 use crate::error::{Error, Result};
 use crate::hash::{Hasher, KeyHasher};
 use crate::node::{Node, NodeId, NodeSet};
 use crate::router::Router;
-
-/// How many scores the unweighted kernel computes before reducing them: a fixed-size block the
-/// compiler can unroll and vectorize, then a short scalar argmax.
-const BLOCK: usize = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Scoring {
@@ -70,6 +72,8 @@ pub struct Rendezvous {
     ids: Vec<u32>,
     /// Weights in scan order; `None` when all are equal (the unweighted fast path).
     weights: Option<Vec<f64>>,
+    /// The unweighted `mix64` kernel, chosen by [`active_isa`] at build time.
+    kernel: Kernel,
 }
 
 /// The unweighted score of a key hash against a node hash (the scalar reference).
@@ -130,7 +134,26 @@ impl Rendezvous {
         let first = nodes.weight(NodeId::from_index(0));
         let equal = nodes.iter().all(|(_, n)| n.weight() == first);
         let weights = (!equal).then(|| order.iter().map(|&i| nodes.weight(NodeId::from_index(i))).collect());
-        Rendezvous { nodes, hasher, scoring, hashes, ids: order, weights }
+        Rendezvous { nodes, hasher, scoring, hashes, ids: order, weights, kernel: Kernel::detect() }
+    }
+
+    /// The same router running the unweighted `mix64` kernel on `isa` instead of the
+    /// dispatched one: for benchmarks and for pinning a path. Every path routes every key
+    /// identically; only speed differs. O(1), no allocation beyond the clone.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] when this CPU cannot run `isa`.
+    pub fn with_isa(&self, isa: Isa) -> Result<Rendezvous> {
+        let kernel = Kernel::new(isa)
+            .ok_or(Error::Unsupported { algorithm: "rendezvous", operation: "a SIMD path this CPU lacks" })?;
+        Ok(Rendezvous { kernel, ..self.clone() })
+    }
+
+    /// The path the unweighted `mix64` kernel runs on ([`active_isa`] unless set by
+    /// [`with_isa`](Rendezvous::with_isa)). Weighted and go-rendezvous routers score in scalar
+    /// or portable code whatever this says.
+    pub fn isa(&self) -> Isa {
+        self.kernel.isa()
     }
 
     /// The hasher in use.
@@ -147,7 +170,7 @@ impl Rendezvous {
     #[inline]
     fn winner(&self, k: u64) -> usize {
         match (&self.weights, self.scoring) {
-            (None, Scoring::Mix64) => argmax_blocks(&self.hashes, |n| score(k, n)),
+            (None, Scoring::Mix64) => self.kernel.argmax(&self.hashes, k),
             (None, Scoring::GoXorshift) => argmax_blocks(&self.hashes, |n| xorshift_mult64(k ^ n)),
             (Some(w), _) => {
                 let mut best = 0;
@@ -213,36 +236,6 @@ impl Rendezvous {
     pub fn with_weight(&self, name: &str, weight: f64) -> Result<Rendezvous> {
         self.rebuild(self.nodes.with_weight(name, weight)?)
     }
-}
-
-/// Index of the first maximum of `f(h)` over `hashes`, computing scores in fixed blocks.
-#[inline]
-fn argmax_blocks(hashes: &[u64], f: impl Fn(u64) -> u64) -> usize {
-    let mut best = 0usize;
-    let mut best_score = f(hashes[0]);
-    let mut base = 0usize;
-    let mut chunks = hashes.chunks_exact(BLOCK);
-    for chunk in &mut chunks {
-        let mut scores = [0u64; BLOCK];
-        for (s, &h) in scores.iter_mut().zip(chunk) {
-            *s = f(h);
-        }
-        for (j, &s) in scores.iter().enumerate() {
-            if s > best_score {
-                best_score = s;
-                best = base + j;
-            }
-        }
-        base += BLOCK;
-    }
-    for (j, &h) in chunks.remainder().iter().enumerate() {
-        let s = f(h);
-        if s > best_score {
-            best_score = s;
-            best = base + j;
-        }
-    }
-    best
 }
 
 impl Router for Rendezvous {
