@@ -234,6 +234,23 @@ mod tests {
     }
 
     #[test]
+    fn force_portable_is_honoured_in_a_fresh_process() {
+        // The choice is cached per process, so check the variable in a child: this test
+        // binary, running only `dispatch_honours_environment` with the variable set.
+        if std::env::var_os(FORCE_PORTABLE_ENV).is_some() {
+            return; // already the child (or the whole run is forced): nothing more to spawn
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "algo::rendezvous::kernel::tests::dispatch_honours_environment", "--nocapture"])
+            .env(FORCE_PORTABLE_ENV, "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "child failed:\n{text}");
+        assert!(text.contains("rendezvous dispatch: portable (forced portable: true)"), "child output:\n{text}");
+    }
+
+    #[test]
     fn adversarial_lane_boundaries() {
         let sizes = [1usize, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 24, 31, 32, 33, 100, 1000];
         for &n in &sizes {
