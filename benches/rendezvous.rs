@@ -8,6 +8,9 @@
 //! `HASHROUTE_QUICK=1` shortens warm-up and measurement for smoke runs on a busy machine; compare
 //! paths by their ratios within one run, not against numbers from another run.
 
+// criterion_group! generates an undocumented public fn.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::time::Duration;
 
