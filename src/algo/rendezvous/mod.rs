@@ -73,8 +73,6 @@ pub struct Rendezvous {
     ids: Vec<u32>,
     /// Weights in scan order; `None` when all are equal (the unweighted fast path).
     weights: Option<Vec<f64>>,
-    /// Whether the weights allow the weighted kernel's approximate pass (`weighted::fast_range`).
-    weighted_fast: bool,
     /// The unweighted `mix64` kernel, chosen by [`active_isa`] at build time.
     kernel: Kernel,
 }
@@ -137,8 +135,7 @@ impl Rendezvous {
         let first = nodes.weight(NodeId::from_index(0));
         let equal = nodes.iter().all(|(_, n)| n.weight() == first);
         let weights = (!equal).then(|| order.iter().map(|&i| nodes.weight(NodeId::from_index(i))).collect());
-        let weighted_fast = weights.as_deref().is_some_and(weighted::fast_range);
-        Rendezvous { nodes, hasher, scoring, hashes, ids: order, weights, weighted_fast, kernel: Kernel::detect() }
+        Rendezvous { nodes, hasher, scoring, hashes, ids: order, weights, kernel: Kernel::detect() }
     }
 
     /// The same router running the unweighted `mix64` kernel on `isa` instead of the
@@ -176,7 +173,7 @@ impl Rendezvous {
         match (&self.weights, self.scoring) {
             (None, Scoring::Mix64) => self.kernel.argmax(&self.hashes, k),
             (None, Scoring::GoXorshift) => argmax_blocks(&self.hashes, |n| xorshift_mult64(k ^ n)),
-            (Some(w), _) => weighted::argmax(&self.hashes, w, k, self.weighted_fast),
+            (Some(w), _) => weighted::argmax(&self.hashes, w, k),
         }
     }
 
@@ -435,7 +432,6 @@ mod tests {
             }
             if w {
                 r.weights = Some((0..n).map(|i| 1.0 + (i % 4) as f64).collect());
-                r.weighted_fast = true;
             }
             prop_assert_eq!(r.winner(k), r.winner_scalar(k));
             let mut go = r.clone();

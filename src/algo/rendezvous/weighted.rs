@@ -22,6 +22,9 @@ use super::{score, unit_interval, weighted_score};
 /// Needs `MARGIN > 2ε/(1+ε)` for the relative error bound `ε ≈ 1.1e-7` (see module docs).
 const MARGIN: f64 = 4e-6;
 
+/// Below this, approximate scores may be subnormal and lose their relative error bound.
+const MIN_NORMAL_SCORE: f64 = 1e-290;
+
 const BLOCK: usize = 8;
 
 /// `-ln(u)` for `u` in (0, 1) within relative error 1e-7 (see the module docs), no `ln` call.
@@ -30,17 +33,24 @@ pub(crate) fn neg_ln_approx(u: f64) -> f64 {
     const LN2: f64 = std::f64::consts::LN_2;
     const SQRT2: f64 = std::f64::consts::SQRT_2;
     let bits = u.to_bits();
-    // u is normal (≥ 2^-53), so the biased exponent is in 1..=1022. Branch-free and in i32 so
-    // a block of these can vectorize.
-    let m1 = f64::from_bits((bits & ((1u64 << 52) - 1)) | (1023u64 << 52)); // [1, 2)
-    let big = m1 >= SQRT2;
-    let m = if big { m1 * 0.5 } else { m1 }; // exact
-    let e = ((bits >> 52) & 0x7ff) as i32 - 1023 + i32::from(big);
+    // u is normal (≥ 2^-53), so the biased exponent is in 1..=1022.
+    let mut e = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    let mut m = f64::from_bits((bits & ((1u64 << 52) - 1)) | (1023u64 << 52)); // [1, 2)
+    if m >= SQRT2 {
+        m *= 0.5; // exact
+        e += 1;
+    }
     let f = m - 1.0; // exact (Sterbenz)
     let t = f / (m + 1.0);
     let t2 = t * t;
     let ln_m = t * (2.0 + t2 * (2.0 / 3.0 + t2 * (2.0 / 5.0 + t2 * (2.0 / 7.0))));
     -(e as f64 * LN2 + ln_m)
+}
+
+/// Approximate weighted score (see [`neg_ln_approx`]).
+#[inline(always)]
+fn approx_score(key_hash: u64, node_hash: u64, weight: f64) -> f64 {
+    weight / neg_ln_approx(unit_interval(score(key_hash, node_hash)))
 }
 
 /// The scalar oracle: first maximum of [`weighted_score`].
@@ -57,54 +67,39 @@ pub(crate) fn argmax_exact(hashes: &[u64], weights: &[f64], key_hash: u64) -> us
     best
 }
 
-/// Whether [`argmax`] may take its fast path for these weights: within `[1e-200, 1e200]`, the
-/// products `w · (−ln u)` it compares (`−ln u` in `[1e-16, 37]`) stay normal and finite, so the
-/// relative error bound holds. Outside, [`argmax`] is the exact scan.
-pub(crate) fn fast_range(weights: &[f64]) -> bool {
-    weights.iter().all(|&w| (1e-200..=1e200).contains(&w))
-}
-
 /// Same answer as [`argmax_exact`] (proof in the module docs), usually without any `ln`.
-/// `fast` must be [`fast_range`]`(weights)`.
 #[inline]
-pub(crate) fn argmax(hashes: &[u64], weights: &[f64], key_hash: u64, fast: bool) -> usize {
+pub(crate) fn argmax(hashes: &[u64], weights: &[f64], key_hash: u64) -> usize {
     debug_assert_eq!(hashes.len(), weights.len());
-    debug_assert_eq!(fast, fast_range(weights));
-    if !fast {
-        return argmax_exact(hashes, weights, key_hash);
-    }
-    // Scores as fractions w / L (L = −ln u > 0) compared by cross-multiplying: no division
-    // per node beyond the one inside the ln approximation. Start from the score 0 (= 0 / 1),
-    // below every real score.
-    let (mut best, mut top, mut second) = (0usize, (0.0f64, 1.0f64), (0.0f64, 1.0f64));
-    let mut consider = |i: usize, w: f64, l: f64| {
-        if w * top.1 > top.0 * l {
-            second = top;
-            top = (w, l);
+    let (mut best, mut best_score, mut second) = (0usize, -1.0f64, -1.0f64);
+    let mut consider = |i: usize, a: f64| {
+        if a > best_score {
+            second = best_score;
+            best_score = a;
             best = i;
-        } else if w * second.1 > second.0 * l {
-            second = (w, l);
+        } else if a > second {
+            second = a;
         }
     };
     let mut hc = hashes.chunks_exact(BLOCK);
     let mut wc = weights.chunks_exact(BLOCK);
     let mut base = 0;
     for (h, w) in (&mut hc).zip(&mut wc) {
-        // Straight-line block of denominators the compiler can vectorize, then the branchy top-2.
-        let mut l = [0.0f64; BLOCK];
+        // Straight-line block of scores the compiler can vectorize, then the branchy top-2.
+        let mut a = [0.0f64; BLOCK];
         for j in 0..BLOCK {
-            l[j] = neg_ln_approx(unit_interval(score(key_hash, h[j])));
+            a[j] = approx_score(key_hash, h[j], w[j]);
         }
-        for j in 0..BLOCK {
-            consider(base + j, w[j], l[j]);
+        for (j, &s) in a.iter().enumerate() {
+            consider(base + j, s);
         }
         base += BLOCK;
     }
     for (j, (&h, &w)) in hc.remainder().iter().zip(wc.remainder()).enumerate() {
-        consider(base + j, w, neg_ln_approx(unit_interval(score(key_hash, h))));
+        consider(base + j, approx_score(key_hash, h, w));
     }
-    // Runner-up below best · (1 − MARGIN): best is the unique exact maximum.
-    if second.0 * top.1 < top.0 * second.1 * (1.0 - MARGIN) {
+    let clear = best_score.is_finite() && best_score >= MIN_NORMAL_SCORE && second < best_score * (1.0 - MARGIN);
+    if clear {
         best
     } else {
         argmax_exact(hashes, weights, key_hash)
@@ -144,19 +139,16 @@ mod tests {
     #[test]
     fn near_ties_fall_back() {
         // Identical hashes and weights: exact ties, the first index must win.
-        assert_eq!(argmax(&[5; 20], &[2.0; 20], 77, true), 0);
+        assert_eq!(argmax(&[5; 20], &[2.0; 20], 77), 0);
         // Equal hashes, weights 1 ulp apart: the approximation cannot separate them.
         let w = [1.0, f64::from_bits(1.0f64.to_bits() + 1), 1.0];
-        assert_eq!(argmax(&[9; 3], &w, 3, true), argmax_exact(&[9; 3], &w, 3));
-        assert_eq!(argmax(&[9; 3], &w, 3, true), 1);
-        // Extreme weights: outside the fast range the exact scan runs; at its edges the
-        // fast path still agrees.
-        for w in [f64::MAX, 1e300, 1e200, 1e-200, f64::MIN_POSITIVE, 5e-324] {
+        assert_eq!(argmax(&[9; 3], &w, 3), argmax_exact(&[9; 3], &w, 3));
+        assert_eq!(argmax(&[9; 3], &w, 3), 1);
+        // Extreme weights: overflowing and tiny scores go to the exact scan.
+        for w in [f64::MAX, 1e300, f64::MIN_POSITIVE, 5e-324] {
             let h: Vec<u64> = (0..10).collect();
             let ws: Vec<f64> = (0..10).map(|i| if i % 2 == 0 { w } else { 1.0 }).collect();
-            let fast = fast_range(&ws);
-            assert_eq!(fast, (1e-200..=1e200).contains(&w));
-            assert_eq!(argmax(&h, &ws, 1, fast), argmax_exact(&h, &ws, 1), "w = {w:e}");
+            assert_eq!(argmax(&h, &ws, 1), argmax_exact(&h, &ws, 1), "w = {w:e}");
         }
     }
 
@@ -169,7 +161,7 @@ mod tests {
             k in prop_oneof![Just(0u64), Just(u64::MAX), any::<u64>()],
         ) {
             let (h, w): (Vec<u64>, Vec<f64>) = hw.into_iter().unzip();
-            prop_assert_eq!(argmax(&h, &w, k, fast_range(&w)), argmax_exact(&h, &w, k));
+            prop_assert_eq!(argmax(&h, &w, k), argmax_exact(&h, &w, k));
         }
 
         #[test]
@@ -177,7 +169,7 @@ mod tests {
             // Few distinct hashes and weights: exact and near ties everywhere.
             let h: Vec<u64> = (0..n as u64).map(|i| i % distinct).collect();
             let w: Vec<f64> = (0..n as u64).map(|i| 1.0 + (i % wd) as f64).collect();
-            prop_assert_eq!(argmax(&h, &w, k, fast_range(&w)), argmax_exact(&h, &w, k));
+            prop_assert_eq!(argmax(&h, &w, k), argmax_exact(&h, &w, k));
         }
     }
 }
