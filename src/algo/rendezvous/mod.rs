@@ -24,7 +24,6 @@ use std::ops::ControlFlow;
 
 mod arch;
 mod kernel;
-mod weighted;
 
 pub use kernel::{active_isa, Isa, FORCE_PORTABLE_ENV};
 use kernel::{argmax_blocks, Kernel};
@@ -173,7 +172,18 @@ impl Rendezvous {
         match (&self.weights, self.scoring) {
             (None, Scoring::Mix64) => self.kernel.argmax(&self.hashes, k),
             (None, Scoring::GoXorshift) => argmax_blocks(&self.hashes, |n| xorshift_mult64(k ^ n)),
-            (Some(w), _) => weighted::argmax(&self.hashes, w, k),
+            (Some(w), _) => {
+                let mut best = 0;
+                let mut best_score = weighted_score(k, self.hashes[0], w[0]);
+                for (i, (&n, &w)) in self.hashes.iter().zip(w).enumerate().skip(1) {
+                    let s = weighted_score(k, n, w);
+                    if s > best_score {
+                        best = i;
+                        best_score = s;
+                    }
+                }
+                best
+            }
         }
     }
 
