@@ -1,5 +1,5 @@
-//! The unweighted scoring kernel (`argmax_i mix64(k ^ hashes[i])`, first maximum wins) on
-//! every path, and the runtime dispatch between them.
+//! The unweighted scoring kernels (`argmax_i mix(k ^ hashes[i])`, first maximum wins, `mix`
+//! = `mix64` or go-rendezvous's `xorshift_mult64`) on every path, and the dispatch between them.
 //!
 //! All paths return the same index for every input (proptests below hold them to the scalar
 //! oracle), so the choice changes speed only, never a route.
@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 #[cfg(target_arch = "x86_64")]
 use super::arch::{avx2::Avx2, avx512::Avx512};
-use super::score;
+use super::{score, xorshift_mult64};
 
 /// How many scores the portable kernel computes before reducing them: a fixed-size block the
 /// compiler can unroll, then a short scalar argmax.
@@ -128,7 +128,7 @@ impl Kernel {
     pub(crate) fn argmax(self, hashes: &[u64], key_hash: u64) -> usize {
         assert!(!hashes.is_empty(), "rendezvous kernel over no nodes");
         match self {
-            Kernel::Scalar => argmax_scalar(hashes, key_hash),
+            Kernel::Scalar => argmax_scalar(hashes, |h| score(key_hash, h)),
             Kernel::Portable => argmax_blocks(hashes, |h| score(key_hash, h)),
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2(t) => t.argmax(hashes, key_hash),
@@ -136,14 +136,31 @@ impl Kernel {
             Kernel::Avx512(t) => t.argmax(hashes, key_hash),
         }
     }
+
+    /// As [`Kernel::argmax`] with go-rendezvous's mixer, `xorshift_mult64(key_hash ^ h)`.
+    ///
+    /// # Panics
+    /// If `hashes` is empty (a router always has a node).
+    #[inline]
+    pub(crate) fn argmax_go(self, hashes: &[u64], key_hash: u64) -> usize {
+        assert!(!hashes.is_empty(), "rendezvous kernel over no nodes");
+        match self {
+            Kernel::Scalar => argmax_scalar(hashes, |h| xorshift_mult64(key_hash ^ h)),
+            Kernel::Portable => argmax_blocks(hashes, |h| xorshift_mult64(key_hash ^ h)),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(t) => t.argmax_go(hashes, key_hash),
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512(t) => t.argmax_go(hashes, key_hash),
+        }
+    }
 }
 
-/// The plain scalar oracle: one score at a time, strictly greater replaces.
-pub(crate) fn argmax_scalar(hashes: &[u64], key_hash: u64) -> usize {
+/// The plain scalar oracle: one score `f(h)` at a time, strictly greater replaces.
+pub(crate) fn argmax_scalar(hashes: &[u64], f: impl Fn(u64) -> u64) -> usize {
     let mut best = 0;
-    let mut best_score = score(key_hash, hashes[0]);
+    let mut best_score = f(hashes[0]);
     for (i, &h) in hashes.iter().enumerate().skip(1) {
-        let s = score(key_hash, h);
+        let s = f(h);
         if s > best_score {
             best = i;
             best_score = s;
@@ -204,9 +221,12 @@ mod tests {
     }
 
     fn check_all(hashes: &[u64], k: u64) -> std::result::Result<(), TestCaseError> {
-        let expect = argmax_scalar(hashes, k);
+        let expect = argmax_scalar(hashes, |h| score(k, h));
+        let expect_go = argmax_scalar(hashes, |h| xorshift_mult64(k ^ h));
         for kernel in supported() {
             prop_assert_eq!(kernel.argmax(hashes, k), expect, "{:?} n={} k={:#x}", kernel.isa(), hashes.len(), k);
+            let go = kernel.argmax_go(hashes, k);
+            prop_assert_eq!(go, expect_go, "go {:?} n={} k={:#x}", kernel.isa(), hashes.len(), k);
         }
         Ok(())
     }

@@ -25,8 +25,8 @@ use std::ops::ControlFlow;
 mod arch;
 mod kernel;
 
+use kernel::Kernel;
 pub use kernel::{active_isa, Isa, FORCE_PORTABLE_ENV};
-use kernel::{argmax_blocks, Kernel};
 
 use crate::algo::mix64;
 use crate::error::{Error, Result};
@@ -73,7 +73,7 @@ pub struct Rendezvous {
     ids: Vec<u32>,
     /// Weights in scan order; `None` when all are equal (the unweighted fast path).
     weights: Option<Vec<f64>>,
-    /// The unweighted `mix64` kernel, chosen by [`active_isa`] at build time.
+    /// The unweighted kernels' path, chosen by [`active_isa`] at build time.
     kernel: Kernel,
 }
 
@@ -138,7 +138,7 @@ impl Rendezvous {
         Rendezvous { nodes, hasher, scoring, hashes, ids: order, weights, kernel: Kernel::detect() }
     }
 
-    /// The same router running the unweighted `mix64` kernel on `isa` instead of the
+    /// The same router running the unweighted kernels on `isa` instead of the
     /// dispatched one: for benchmarks and for pinning a path. Every path routes every key
     /// identically; only speed differs. O(1), no allocation beyond the clone.
     ///
@@ -150,9 +150,9 @@ impl Rendezvous {
         Ok(Rendezvous { kernel, ..self.clone() })
     }
 
-    /// The path the unweighted `mix64` kernel runs on ([`active_isa`] unless set by
-    /// [`with_isa`](Rendezvous::with_isa)). Weighted and go-rendezvous routers score in scalar
-    /// or portable code whatever this says.
+    /// The path the unweighted kernels (`mix64`, and go-rendezvous's mixer) run on
+    /// ([`active_isa`] unless set by [`with_isa`](Rendezvous::with_isa)). Weighted routers
+    /// score in scalar code whatever this says.
     pub fn isa(&self) -> Isa {
         self.kernel.isa()
     }
@@ -172,7 +172,7 @@ impl Rendezvous {
     fn winner(&self, k: u64) -> usize {
         match (&self.weights, self.scoring) {
             (None, Scoring::Mix64) => self.kernel.argmax(&self.hashes, k),
-            (None, Scoring::GoXorshift) => argmax_blocks(&self.hashes, |n| xorshift_mult64(k ^ n)),
+            (None, Scoring::GoXorshift) => self.kernel.argmax_go(&self.hashes, k),
             // Kept scalar on purpose: std's `ln` is the frozen definition and a vector `ln` is
             // not bit-identical to it. An error-bounded approximation with an exact fallback on
             // near ties (commits 6076d69, fc8b3b9, reverted) chose identically but measured no
@@ -370,8 +370,8 @@ mod tests {
         let r = Rendezvous::new(NodeSet::from_names(["c", "a", "b"]).unwrap(), Hasher::default()).unwrap();
         let names: Vec<&str> = r.ids.iter().map(|&i| r.nodes.name(NodeId::from_index(i))).collect();
         assert_eq!(names, ["a", "b", "c"]);
-        assert_eq!(argmax_blocks(&[5, 9, 9, 1], |h| h), 1);
-        assert_eq!(argmax_blocks(&[7; 20], |h| h), 0);
+        assert_eq!(kernel::argmax_blocks(&[5, 9, 9, 1], |h| h), 1);
+        assert_eq!(kernel::argmax_blocks(&[7; 20], |h| h), 0);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use std::arch::x86_64::*;
 
 use crate::algo::mix64;
+use crate::algo::rendezvous::xorshift_mult64;
 
 /// Proof that the running CPU has AVX2 (only [`Avx2::detect`] creates one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,12 +23,20 @@ impl Avx2 {
     #[inline]
     pub(crate) fn argmax(self, hashes: &[u64], key_hash: u64) -> usize {
         // SAFETY: `self` exists only if `detect` saw AVX2 on this CPU, the kernel's one feature.
-        unsafe { argmax(hashes, key_hash) }
+        unsafe { argmax::<false>(hashes, key_hash) }
+    }
+
+    /// As [`Avx2::argmax`] with go-rendezvous's `xorshift_mult64` as the mixer.
+    #[inline]
+    pub(crate) fn argmax_go(self, hashes: &[u64], key_hash: u64) -> usize {
+        // SAFETY: `self` exists only if `detect` saw AVX2 on this CPU, the kernel's one feature.
+        unsafe { argmax::<true>(hashes, key_hash) }
     }
 }
 
 const C1: u64 = 0xbf58_476d_1ce4_e5b9;
 const C2: u64 = 0x94d0_49bb_1331_11eb;
+const GO_C: u64 = 2685821657736338717;
 
 /// `a * c` per 64-bit lane (wrapping), `c_lo`/`c_hi` holding the constant's 32-bit halves.
 #[inline]
@@ -38,14 +47,22 @@ fn mullo(a: __m256i, c_lo: __m256i, c_hi: __m256i) -> __m256i {
     _mm256_add_epi64(lo, _mm256_slli_epi64::<32>(cross))
 }
 
+/// `GO` selects the mixer: `mix64` (false) or go-rendezvous's `xorshift_mult64` (true).
 #[target_feature(enable = "avx2")]
-fn argmax(hashes: &[u64], key_hash: u64) -> usize {
+fn argmax<const GO: bool>(hashes: &[u64], key_hash: u64) -> usize {
     let k = _mm256_set1_epi64x(key_hash as i64);
     let (c1_lo, c1_hi) = (_mm256_set1_epi64x((C1 & 0xffff_ffff) as i64), _mm256_set1_epi64x((C1 >> 32) as i64));
     let (c2_lo, c2_hi) = (_mm256_set1_epi64x((C2 & 0xffff_ffff) as i64), _mm256_set1_epi64x((C2 >> 32) as i64));
+    let (go_lo, go_hi) = (_mm256_set1_epi64x((GO_C & 0xffff_ffff) as i64), _mm256_set1_epi64x((GO_C >> 32) as i64));
     let bias = _mm256_set1_epi64x(i64::MIN);
     let score = |h: __m256i| {
         let mut z = _mm256_xor_si256(h, k);
+        if GO {
+            z = _mm256_xor_si256(z, _mm256_srli_epi64::<12>(z));
+            z = _mm256_xor_si256(z, _mm256_slli_epi64::<25>(z));
+            z = _mm256_xor_si256(z, _mm256_srli_epi64::<27>(z));
+            return _mm256_xor_si256(mullo(z, go_lo, go_hi), bias);
+        }
         z = _mm256_xor_si256(z, _mm256_srli_epi64::<30>(z));
         z = mullo(z, c1_lo, c1_hi);
         z = _mm256_xor_si256(z, _mm256_srli_epi64::<27>(z));
@@ -91,7 +108,7 @@ fn argmax(hashes: &[u64], key_hash: u64) -> usize {
     }
     let base = hashes.len() - chunks.remainder().len();
     for (j, &h) in chunks.remainder().iter().enumerate() {
-        let s = mix64(key_hash ^ h);
+        let s = if GO { xorshift_mult64(key_hash ^ h) } else { mix64(key_hash ^ h) };
         if s > best_score {
             (best_score, best) = (s, base + j);
         }

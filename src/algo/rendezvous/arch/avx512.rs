@@ -19,17 +19,32 @@ impl Avx512 {
     #[inline]
     pub(crate) fn argmax(self, hashes: &[u64], key_hash: u64) -> usize {
         // SAFETY: `self` exists only if `detect` saw AVX-512F and -DQ, the kernel's features.
-        unsafe { argmax(hashes, key_hash) }
+        unsafe { argmax::<false>(hashes, key_hash) }
+    }
+
+    /// As [`Avx512::argmax`] with go-rendezvous's `xorshift_mult64` as the mixer.
+    #[inline]
+    pub(crate) fn argmax_go(self, hashes: &[u64], key_hash: u64) -> usize {
+        // SAFETY: `self` exists only if `detect` saw AVX-512F and -DQ, the kernel's features.
+        unsafe { argmax::<true>(hashes, key_hash) }
     }
 }
 
+/// `GO` selects the mixer: `mix64` (false) or go-rendezvous's `xorshift_mult64` (true).
 #[target_feature(enable = "avx512f,avx512dq")]
-fn argmax(hashes: &[u64], key_hash: u64) -> usize {
+fn argmax<const GO: bool>(hashes: &[u64], key_hash: u64) -> usize {
     let k = _mm512_set1_epi64(key_hash as i64);
     let c1 = _mm512_set1_epi64(0xbf58_476d_1ce4_e5b9u64 as i64);
     let c2 = _mm512_set1_epi64(0x94d0_49bb_1331_11ebu64 as i64);
+    let go = _mm512_set1_epi64(2685821657736338717);
     let score = |h: __m512i| {
         let mut z = _mm512_xor_si512(h, k);
+        if GO {
+            z = _mm512_xor_si512(z, _mm512_srli_epi64::<12>(z));
+            z = _mm512_xor_si512(z, _mm512_slli_epi64::<25>(z));
+            z = _mm512_xor_si512(z, _mm512_srli_epi64::<27>(z));
+            return _mm512_mullo_epi64(z, go);
+        }
         z = _mm512_xor_si512(z, _mm512_srli_epi64::<30>(z));
         z = _mm512_mullo_epi64(z, c1);
         z = _mm512_xor_si512(z, _mm512_srli_epi64::<27>(z));
