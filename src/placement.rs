@@ -271,7 +271,7 @@ impl Counts {
             if violates {
                 continue;
             }
-            if best.as_ref().map_or(true, |(_, b)| tuple < *b) {
+            if best.as_ref().is_none_or(|(_, b)| tuple < *b) {
                 best = Some((i, tuple));
             }
         }

@@ -63,7 +63,7 @@ pub fn split_csv_line(line: &str) -> Vec<String> {
 
 /// Decodes lowercase or uppercase hex ("" is the empty key).
 pub fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd hex length: {s:?}");
+    assert!(s.len().is_multiple_of(2), "odd hex length: {s:?}");
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit")).collect()
 }
 

@@ -121,7 +121,7 @@ pub(crate) fn decode<'a>(raw: &'a [u8], format: InputFormat, buf: &'a mut Vec<u8
 /// dependency.
 fn unhex(raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
     out.clear();
-    if raw.len() % 2 != 0 {
+    if !raw.len().is_multiple_of(2) {
         return Err(format!("{} has an odd number of hex digits ({})", shown(raw), raw.len()));
     }
     for (i, pair) in raw.chunks_exact(2).enumerate() {

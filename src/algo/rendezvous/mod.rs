@@ -22,15 +22,17 @@
 
 use std::ops::ControlFlow;
 
+mod arch;
+mod kernel;
+
+use kernel::Kernel;
+pub use kernel::{active_isa, Isa, FORCE_PORTABLE_ENV};
+
 use crate::algo::mix64;
 use crate::error::{Error, Result};
 use crate::hash::{Hasher, KeyHasher};
 use crate::node::{Node, NodeId, NodeSet};
 use crate::router::Router;
-
-/// How many scores the unweighted kernel computes before reducing them: a fixed-size block the
-/// compiler can unroll and vectorize, then a short scalar argmax.
-const BLOCK: usize = 8;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Scoring {
@@ -43,7 +45,8 @@ enum Scoring {
 /// Highest-random-weight routing over a node set.
 ///
 /// - **Cost**: `route` = one key hash + N scores (a xor and a 64-bit mix each; weighted adds a
-///   `ln` and a division), no allocation. Memory: 8 bytes per node (node hashes, name-ordered,
+///   `ln` and a division), no allocation. Unweighted scores run on the widest SIMD path the CPU
+///   has ([`active_isa`]; 8 nodes per instruction with AVX-512), every path choosing the same node. Memory: 8 bytes per node (node hashes, name-ordered,
 ///   struct-of-arrays) + 4 bytes per node (ids) + 8 per node when weighted, plus the node set.
 /// - **Preference list**: nodes by descending score (O(N log N) and one allocation per call).
 ///
@@ -70,6 +73,8 @@ pub struct Rendezvous {
     ids: Vec<u32>,
     /// Weights in scan order; `None` when all are equal (the unweighted fast path).
     weights: Option<Vec<f64>>,
+    /// The unweighted kernels' path, chosen by [`active_isa`] at build time.
+    kernel: Kernel,
 }
 
 /// The unweighted score of a key hash against a node hash (the scalar reference).
@@ -130,7 +135,26 @@ impl Rendezvous {
         let first = nodes.weight(NodeId::from_index(0));
         let equal = nodes.iter().all(|(_, n)| n.weight() == first);
         let weights = (!equal).then(|| order.iter().map(|&i| nodes.weight(NodeId::from_index(i))).collect());
-        Rendezvous { nodes, hasher, scoring, hashes, ids: order, weights }
+        Rendezvous { nodes, hasher, scoring, hashes, ids: order, weights, kernel: Kernel::detect() }
+    }
+
+    /// The same router running the unweighted kernels on `isa` instead of the
+    /// dispatched one: for benchmarks and for pinning a path. Every path routes every key
+    /// identically; only speed differs. O(1), no allocation beyond the clone.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] when this CPU cannot run `isa`.
+    pub fn with_isa(&self, isa: Isa) -> Result<Rendezvous> {
+        let kernel = Kernel::new(isa)
+            .ok_or(Error::Unsupported { algorithm: "rendezvous", operation: "a SIMD path this CPU lacks" })?;
+        Ok(Rendezvous { kernel, ..self.clone() })
+    }
+
+    /// The path the unweighted kernels (`mix64`, and go-rendezvous's mixer) run on
+    /// ([`active_isa`] unless set by [`with_isa`](Rendezvous::with_isa)). Weighted routers
+    /// score in scalar code whatever this says.
+    pub fn isa(&self) -> Isa {
+        self.kernel.isa()
     }
 
     /// The hasher in use.
@@ -147,8 +171,12 @@ impl Rendezvous {
     #[inline]
     fn winner(&self, k: u64) -> usize {
         match (&self.weights, self.scoring) {
-            (None, Scoring::Mix64) => argmax_blocks(&self.hashes, |n| score(k, n)),
-            (None, Scoring::GoXorshift) => argmax_blocks(&self.hashes, |n| xorshift_mult64(k ^ n)),
+            (None, Scoring::Mix64) => self.kernel.argmax(&self.hashes, k),
+            (None, Scoring::GoXorshift) => self.kernel.argmax_go(&self.hashes, k),
+            // Kept scalar on purpose: std's `ln` is the frozen definition and a vector `ln` is
+            // not bit-identical to it. An error-bounded approximation with an exact fallback on
+            // near ties (commits 6076d69, fc8b3b9, reverted) chose identically but measured no
+            // faster than this loop on the dev machine; it needs AVX-512 lanes to pay.
             (Some(w), _) => {
                 let mut best = 0;
                 let mut best_score = weighted_score(k, self.hashes[0], w[0]);
@@ -213,36 +241,6 @@ impl Rendezvous {
     pub fn with_weight(&self, name: &str, weight: f64) -> Result<Rendezvous> {
         self.rebuild(self.nodes.with_weight(name, weight)?)
     }
-}
-
-/// Index of the first maximum of `f(h)` over `hashes`, computing scores in fixed blocks.
-#[inline]
-fn argmax_blocks(hashes: &[u64], f: impl Fn(u64) -> u64) -> usize {
-    let mut best = 0usize;
-    let mut best_score = f(hashes[0]);
-    let mut base = 0usize;
-    let mut chunks = hashes.chunks_exact(BLOCK);
-    for chunk in &mut chunks {
-        let mut scores = [0u64; BLOCK];
-        for (s, &h) in scores.iter_mut().zip(chunk) {
-            *s = f(h);
-        }
-        for (j, &s) in scores.iter().enumerate() {
-            if s > best_score {
-                best_score = s;
-                best = base + j;
-            }
-        }
-        base += BLOCK;
-    }
-    for (j, &h) in chunks.remainder().iter().enumerate() {
-        let s = f(h);
-        if s > best_score {
-            best_score = s;
-            best = base + j;
-        }
-    }
-    best
 }
 
 impl Router for Rendezvous {
@@ -372,8 +370,8 @@ mod tests {
         let r = Rendezvous::new(NodeSet::from_names(["c", "a", "b"]).unwrap(), Hasher::default()).unwrap();
         let names: Vec<&str> = r.ids.iter().map(|&i| r.nodes.name(NodeId::from_index(i))).collect();
         assert_eq!(names, ["a", "b", "c"]);
-        assert_eq!(argmax_blocks(&[5, 9, 9, 1], |h| h), 1);
-        assert_eq!(argmax_blocks(&[7; 20], |h| h), 0);
+        assert_eq!(kernel::argmax_blocks(&[5, 9, 9, 1], |h| h), 1);
+        assert_eq!(kernel::argmax_blocks(&[7; 20], |h| h), 0);
     }
 
     #[test]

@@ -1,0 +1,80 @@
+//! Rendezvous hot path: every kernel path on the same routers, in one run.
+//!
+//! Ids: `rendezvous/<scalar|portable|avx2|avx512|weighted>/<nodes>` for 10, 100 and 1000
+//! nodes. Each iteration routes a fixed batch of pre-hashed keys (`route_hash`), so the time
+//! per element is the scoring cost per key without the key hash; divide by the node count for
+//! the cost per node scored. Paths this CPU lacks are skipped with a message.
+//!
+//! `HASHROUTE_QUICK=1` shortens warm-up and measurement for smoke runs on a busy machine; compare
+//! paths by their ratios within one run, not against numbers from another run.
+
+// criterion_group! generates an undocumented public fn.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hashroute::algo::rendezvous::{active_isa, Isa};
+use hashroute::{Hasher, Node, NodeSet, Rendezvous, Router};
+
+const KEYS: usize = 256;
+const SIZES: [usize; 3] = [10, 100, 1000];
+
+fn key_hashes() -> Vec<u64> {
+    // SplitMix64 sequence: fixed, well spread key hashes.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..KEYS)
+        .map(|_| {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        })
+        .collect()
+}
+
+fn route_all(r: &Rendezvous, keys: &[u64]) -> u32 {
+    let mut acc = 0u32;
+    for &k in keys {
+        acc = acc.wrapping_add(r.route_hash(black_box(k)).unwrap().as_u32());
+    }
+    acc
+}
+
+fn bench(c: &mut Criterion) {
+    eprintln!("rendezvous: dispatch chose {}", active_isa().name());
+    let keys = key_hashes();
+    let mut group = c.benchmark_group("rendezvous");
+    group.throughput(Throughput::Elements(KEYS as u64));
+    for n in SIZES {
+        let names = (0..n).map(|i| format!("node-{i}"));
+        let base = Rendezvous::new(NodeSet::from_names(names).unwrap(), Hasher::default()).unwrap();
+        for isa in Isa::ALL {
+            let Ok(r) = base.with_isa(isa) else {
+                eprintln!("SKIPPED: rendezvous/{}/{n} (this CPU lacks it)", isa.name());
+                continue;
+            };
+            group.bench_with_input(BenchmarkId::new(isa.name(), n), &r, |b, r| b.iter(|| route_all(r, &keys)));
+        }
+        let weighted =
+            NodeSet::new((0..n).map(|i| Node::new(format!("node-{i}")).with_weight(1.0 + (i % 5) as f64))).unwrap();
+        let w = Rendezvous::new(weighted, Hasher::default()).unwrap();
+        assert!(w.is_weighted());
+        group.bench_with_input(BenchmarkId::new("weighted", n), &w, |b, w| b.iter(|| route_all(w, &keys)));
+    }
+    group.finish();
+}
+
+fn config() -> Criterion {
+    let c = Criterion::default();
+    if std::env::var_os("HASHROUTE_QUICK").is_some_and(|v| v == "1") {
+        c.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(500)).sample_size(10)
+    } else {
+        c
+    }
+}
+
+criterion_group! { name = benches; config = config(); targets = bench }
+criterion_main!(benches);
