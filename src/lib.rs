@@ -52,6 +52,7 @@ pub mod failover;
 pub mod hash;
 pub mod node;
 pub mod router;
+pub mod search;
 
 pub use algo::jump;
 pub use algo::jump::Jump;
