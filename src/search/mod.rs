@@ -24,7 +24,7 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
-mod arch;
+pub(crate) mod arch;
 
 /// The reference lookup: `points.partition_point(|&p| p < h)`, wrapping the past-the-end index
 /// to 0. O(log n), no extra memory. `points` must be sorted ascending (as for every kernel).

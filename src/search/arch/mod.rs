@@ -3,7 +3,25 @@
 use super::{Group, Isa, Tree};
 
 #[cfg(target_arch = "x86_64")]
+mod jump_x86;
+#[cfg(target_arch = "x86_64")]
 pub(crate) mod x86;
+
+/// Batched jump hash on `isa` (`Isa::Portable` runs the scalar loop).
+///
+/// # Panics
+/// If the CPU lacks `isa`.
+pub(crate) fn jump_batch(isa: Isa, keys: &[u64], buckets: u32, out: &mut [u32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        jump_x86::bucket_batch(isa, keys, buckets, out)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        assert!(isa == Isa::Portable, "jump: ISA {} is not supported on this CPU", isa.name());
+        crate::algo::jump::bucket_batch_portable(keys, buckets, out)
+    }
+}
 
 /// Hints the cache to fetch `slice[i]` (ignored past the end: a hint must never fault, and we
 /// never form an out-of-bounds pointer).

@@ -67,7 +67,8 @@ fn count8_avx512(g: &[u64; NODE], h: u64) -> usize {
 fn count16_avx512(g: &[u64; LEAF], h: u64) -> usize {
     let hv = _mm512_set1_epi64(h as i64);
     // SAFETY: `g` is 16 readable u64 = two unaligned 64-byte loads.
-    let (a, b) = unsafe { (_mm512_loadu_si512(g.as_ptr() as *const _), _mm512_loadu_si512(g.as_ptr().add(8) as *const _)) };
+    let (a, b) =
+        unsafe { (_mm512_loadu_si512(g.as_ptr() as *const _), _mm512_loadu_si512(g.as_ptr().add(8) as *const _)) };
     let m = u32::from(_mm512_cmplt_epu64_mask(a, hv)) | (u32::from(_mm512_cmplt_epu64_mask(b, hv)) << 8);
     m.count_ones() as usize
 }
@@ -134,7 +135,9 @@ pub(crate) fn tree_batch(isa: Isa, t: &Tree, points: &[u64], hashes: &[u64], out
         Isa::Avx512 => unsafe { batch_avx512(t, points, hashes, out) },
         // SAFETY: as above.
         Isa::Avx2 => unsafe { batch_avx2(t, points, hashes, out) },
-        Isa::Portable => tree_batch_generic(t, points, hashes, out, crate::search::count8_portable, crate::search::count16_portable),
+        Isa::Portable => {
+            tree_batch_generic(t, points, hashes, out, crate::search::count8_portable, crate::search::count16_portable)
+        }
     }
 }
 
