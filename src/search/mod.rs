@@ -98,6 +98,13 @@ pub fn branchless_batch(points: &[u64], hashes: &[u64], out: &mut [usize]) {
     }
 }
 
+/// Hints the CPU to start loading `slice[i]` into cache (no-op past the end or off x86_64).
+/// Callers issue it for many independent reads before doing them, to overlap their misses.
+#[inline(always)]
+pub fn prefetch<T>(slice: &[T], i: usize) {
+    arch::prefetch(slice, i);
+}
+
 /// How many searches the batched kernels interleave.
 pub const BATCH: usize = 16;
 
