@@ -4,6 +4,9 @@
 //! `HASHROUTE_QUICK=1` runs fewer sizes with a short measurement (CI-size); the 16M size only
 //! runs outside quick mode.
 
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

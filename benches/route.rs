@@ -3,6 +3,9 @@
 //! Ids: `route/<router>-<single|batch>/<nodes>`, `route/ring-<layout>-batch/<points>`,
 //! `parallel/<threads>/<keys>`. `HASHROUTE_QUICK=1` runs fewer sizes with a short measurement.
 
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

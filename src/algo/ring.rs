@@ -669,7 +669,7 @@ mod tests {
         let names: Vec<String> = (0..200).map(|i| format!("n{i}")).collect();
         let base = Ring::builder().vnodes(100).nodes(&names).build().unwrap();
         assert_eq!(base.layout(), Layout::Tree);
-        let hashes: Vec<u64> = (0..5000u64).map(|i| crate::algo::mix64(i)).chain([0, u64::MAX]).collect();
+        let hashes: Vec<u64> = (0..5000u64).map(crate::algo::mix64).chain([0, u64::MAX]).collect();
         let want: Vec<usize> = hashes.iter().map(|&h| search::oracle(base.points(), h)).collect();
         for layout in [Layout::Auto, Layout::Oracle, Layout::Branchless, Layout::Tree, Layout::Eytzinger] {
             let r = base.clone().with_layout(layout);
