@@ -23,9 +23,9 @@
 //! |---|---|---|---|---|---|---|
 //! | [`Modulo`] | none | O(1) | almost all keys | no | yes | the node count never changes |
 //! | [`Ring`] | 12 B × V × N | O(log VN) | ≈ 1/N | yes | yes | the general default (V ≈ 100-200) |
-//! | [`Ketama`] | 12 B × 160 × N | O(log N) + MD5 | ≈ 1/N | yes | yes | talking to memcached clients |
+//! | [`Ketama`] | 8 B × 160 × N | O(log 160N) + MD5 | ≈ 1/N | yes | yes | talking to memcached clients |
 //! | [`Jump`] | none | O(log N) | 1/N, append/remove at the end only | no | no (see [`Failover`]) | numbered shards that only grow |
-//! | [`Rendezvous`] | 8 B × N | O(N) | 1/N | yes | yes | few nodes, weights, simplicity |
+//! | [`Rendezvous`] | 12 B × N (20 weighted) | O(N) | 1/N | yes | yes | few nodes, weights, simplicity |
 //! | [`RedisSlots`] | 16384 slots | O(1) + CRC16 | the slots you move | via slot counts | yes | Redis Cluster |
 //!
 //! ## Concepts
@@ -47,6 +47,7 @@
 #![warn(missing_docs)]
 
 pub mod algo;
+pub mod config;
 pub mod error;
 pub mod failover;
 pub mod hash;
@@ -56,8 +57,12 @@ pub mod search;
 
 pub use algo::jump;
 pub use algo::jump::Jump;
+pub use algo::ketama::{Ketama, KetamaVariant};
 pub use algo::modulo::Modulo;
+pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::{Ring, RingBuilder};
+pub use algo::slots::{self as slots, RedisSlots};
+pub use config::{Algorithm, RouterSpec};
 pub use error::{Error, Result};
 pub use failover::Failover;
 pub use hash::{Hasher, KeyHasher};

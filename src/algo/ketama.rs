@@ -1,1 +1,544 @@
-//! Placeholder: being written.
+//! Ketama: the memcached-client consistent hash (last.fm libketama), bit-exact, plus the variants
+//! other real clients implement.
+//!
+//! Every node contributes MD5 digests of `"<name>-<k>"`; each 16-byte digest gives 4 points on a
+//! 32-bit circle (4 little-endian `u32`s). A key's hash is the first 4 bytes of `MD5(key)`,
+//! little-endian, and it belongs to the first point at or after it, wrapping to the first point.
+//! At equal weights every node gets 40 digests = 160 points.
+//!
+//! The variants differ only in details that matter when a client must agree with another one on
+//! every key ([`KetamaVariant`]): how many digests a weighted node gets (the float arithmetic
+//! is reproduced exactly), how points are named, `>=` versus `>` lookup, points per digest.
+//! The compatibility vectors in `tests/vectors.rs` check every variant against the answers of
+//! the real libraries.
+//!
+//! **Equal points** (two nodes hashing to the same `u32`): the points are ordered by node name
+//! (byte-wise), and the first of them is the one lookups land on, so routes never depend on the
+//! order the nodes were given in. libketama and libmemcached sort the continuum with `qsort`,
+//! which in glibc (a merge sort) keeps equal points in server-list order: listing servers in
+//! name order makes them agree with this rule. uhashring and hash_ring keep the *last* node
+//! written into their dict instead; with distinct points (every vector) all agree.
+
+use std::io::Write;
+use std::ops::ControlFlow;
+
+use crate::algo::ring::{walk_clockwise, MAX_POINTS};
+use crate::algo::Visited;
+use crate::error::{Error, Result};
+use crate::hash::md5_digest;
+use crate::node::{Node, NodeId, NodeSet};
+use crate::router::Router;
+
+/// Which real client's ketama to reproduce.
+///
+/// | variant | digests per node (N nodes, weight w of Σw) | point name | points/digest | lookup |
+/// |---|---|---|---|---|
+/// | `Libketama` | `floorf(w/Σw · 40 · N)`, `w/Σw` in `f32` | `name-k` | 4 | first `>=` |
+/// | `Uhashring` | `⌊40 · N · w / Σw⌋` (exact) | `name-k` | 4 | first `>` |
+/// | `Libmemcached` | `floor((float)(w/Σw · 160 / 4 · N + 1e-10))`, `f32` | `host-k` on port 11211, else `host:port-k` | 4 | first `>=` |
+/// | `Spymemcached` | as `Libmemcached` | `/host:port-k` | 4 | first `>=` |
+/// | `PythonHashRing` | `⌊40 · N · w / Σw⌋` (exact) | `name-k` | 3 | first `>` |
+///
+/// For the libmemcached variants the node name is split at its last `:` into host and port; a
+/// name without a numeric port uses memcached's default 11211.
+///
+/// The `f32` arithmetic is the real one, quirks included: with 61 equal servers libketama gives
+/// each 39 digests (156 points), libmemcached already with 25. The real clients take integer
+/// weights; fractional weights are used as given (converted to `f32` where the C code converts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum KetamaVariant {
+    /// last.fm libketama, the reference (and what most other clients copy).
+    #[default]
+    Libketama,
+    /// PyPI `uhashring` (2.x) in ketama mode: `>` lookup, integer digest counts.
+    Uhashring,
+    /// libmemcached with `MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED` (MD5 ketama; twemproxy names
+    /// points the same way).
+    Libmemcached,
+    /// libmemcached's `MEMCACHED_DISTRIBUTION_CONSISTENT_KETAMA_SPY` (spymemcached's naming).
+    Spymemcached,
+    /// PyPI `hash_ring` (1.3): 3 points per digest, `>` lookup.
+    PythonHashRing,
+}
+
+const VARIANT_NAMES: &str = "libketama, uhashring, libmemcached, spymemcached, python-hash-ring";
+
+impl KetamaVariant {
+    /// Every variant, in declaration order.
+    pub const ALL: [KetamaVariant; 5] = [
+        KetamaVariant::Libketama,
+        KetamaVariant::Uhashring,
+        KetamaVariant::Libmemcached,
+        KetamaVariant::Spymemcached,
+        KetamaVariant::PythonHashRing,
+    ];
+
+    /// The variant's name as the CLI spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            KetamaVariant::Libketama => "libketama",
+            KetamaVariant::Uhashring => "uhashring",
+            KetamaVariant::Libmemcached => "libmemcached",
+            KetamaVariant::Spymemcached => "spymemcached",
+            KetamaVariant::PythonHashRing => "python-hash-ring",
+        }
+    }
+
+    /// The variant named `name` (as in [`KetamaVariant::name`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming the accepted values.
+    pub fn from_name(name: &str) -> Result<KetamaVariant> {
+        KetamaVariant::ALL.into_iter().find(|v| v.name() == name).ok_or_else(|| Error::InvalidParameter {
+            name: "ketama variant",
+            reason: format!("unknown variant {name:?} (expected one of {VARIANT_NAMES})"),
+        })
+    }
+
+    /// Whether lookups take the first point strictly greater than the hash (Python's
+    /// `bisect_right`) instead of the first point at or after it.
+    fn strictly_greater(self) -> bool {
+        matches!(self, KetamaVariant::Uhashring | KetamaVariant::PythonHashRing)
+    }
+
+    fn points_per_digest(self) -> usize {
+        if self == KetamaVariant::PythonHashRing {
+            3
+        } else {
+            4
+        }
+    }
+
+    /// MD5 digests node `weight` (of `total`, among `n` nodes) gets, with the variant's exact
+    /// arithmetic.
+    fn digests(self, weight: f64, total: f64, n: usize) -> u64 {
+        match self {
+            KetamaVariant::Libketama => {
+                // libketama: `float pct = (float)w / (float)total; floorf(pct * 40.0 * (float)n)`;
+                // `40.0` is a double, so the product is computed in f64 and rounded to f32 by
+                // the `floorf` argument conversion.
+                let pct = weight as f32 / total as f32;
+                let x = f64::from(pct) * 40.0 * f64::from(n as f32);
+                (x as f32).floor() as u64
+            }
+            KetamaVariant::Libmemcached | KetamaVariant::Spymemcached => {
+                // libmemcached: `floor((float)(pct * 160 / 4 * (float)n + 0.0000000001))`, the
+                // products in f32, the addition in f64, then cast back to f32.
+                let pct = weight as f32 / total as f32;
+                let x = pct * 160.0f32 / 4.0f32 * (n as f32);
+                ((f64::from(x) + 0.000_000_000_1) as f32).floor() as u64
+            }
+            KetamaVariant::Uhashring | KetamaVariant::PythonHashRing => {
+                // Python: `(40 * n * w) // total`, exact for integral weights.
+                let num = 40.0 * n as f64 * weight;
+                if weight.fract() == 0.0 && total.fract() == 0.0 && num < 2f64.powi(100) && total < 2f64.powi(100) {
+                    ((num as u128) / (total as u128)) as u64
+                } else {
+                    (num / total).floor() as u64
+                }
+            }
+        }
+    }
+
+    /// Writes the MD5 input of digest `k` of node `name` into `buf`.
+    fn point_name(self, buf: &mut Vec<u8>, name: &str, k: u64) {
+        buf.clear();
+        // Writing into a Vec cannot fail.
+        let _ = match self {
+            KetamaVariant::Libmemcached => {
+                let (host, port) = split_host_port(name);
+                if port == MEMCACHED_DEFAULT_PORT {
+                    write!(buf, "{host}-{k}")
+                } else {
+                    write!(buf, "{host}:{port}-{k}")
+                }
+            }
+            KetamaVariant::Spymemcached => {
+                let (host, port) = split_host_port(name);
+                write!(buf, "/{host}:{port}-{k}")
+            }
+            _ => write!(buf, "{name}-{k}"),
+        };
+    }
+}
+
+const MEMCACHED_DEFAULT_PORT: u32 = 11211;
+
+/// `host:port` split at the last `:` when what follows is a decimal port; otherwise the whole
+/// name and memcached's default port.
+fn split_host_port(name: &str) -> (&str, u32) {
+    if let Some((host, port)) = name.rsplit_once(':') {
+        if !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit()) {
+            if let Ok(p) = port.parse::<u32>() {
+                if p <= 65535 {
+                    return (host, p);
+                }
+            }
+        }
+    }
+    (name, MEMCACHED_DEFAULT_PORT)
+}
+
+/// A Ketama continuum over a node set, in one of the [`KetamaVariant`]s.
+///
+/// - **Cost**: `route` = one MD5 of the key (~100 ns for short keys, the dominant cost) plus a
+///   binary search over ≤ 160 N points. Memory: 8 bytes per point (a `u32` point and a `u32`
+///   owner), ≈ 1.3 KB per equal-weight node, plus the node set. Build: 40 N MD5s and a sort.
+/// - **Weights**: a node's digest count is proportional to its weight, rounded down with the
+///   variant's arithmetic; a node whose count rounds to 0 owns no key (as in libketama) but
+///   still appears, last, in preference lists.
+///
+/// ```
+/// use hashroute::{Ketama, KetamaVariant, NodeSet, Router};
+/// let servers = NodeSet::from_names(["127.0.0.1:11211", "127.0.0.1:11212", "127.0.0.1:11213"])?;
+/// let ketama = Ketama::new(servers, KetamaVariant::Libketama)?;
+/// // What libketama itself answers for the key "0".
+/// assert_eq!(ketama.node_name(ketama.route(b"0")), "127.0.0.1:11213");
+/// assert_eq!(Ketama::key_hash(b"0"), 2216742351);
+/// # Ok::<(), hashroute::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Ketama {
+    nodes: NodeSet,
+    variant: KetamaVariant,
+    points: Vec<u32>,
+    owners: Vec<u32>,
+    /// Nodes in name order (used to finish preference lists with nodes that own no point).
+    by_name: Vec<u32>,
+}
+
+impl Ketama {
+    /// Builds the continuum of `variant` over `nodes`.
+    ///
+    /// # Errors
+    /// [`Error::TooManyPoints`] past the ring's point cap ([`MAX_POINTS`]);
+    /// [`Error::InvalidParameter`] when weights overflow `f32` so that no node gets a point.
+    pub fn new(nodes: NodeSet, variant: KetamaVariant) -> Result<Ketama> {
+        let n = nodes.len();
+        let total = nodes.total_weight();
+        let per_digest = variant.points_per_digest();
+        let mut counts = Vec::with_capacity(n);
+        let mut total_points = 0u64;
+        for (_, node) in nodes.iter() {
+            let d = variant.digests(node.weight(), total, n);
+            total_points = total_points.saturating_add(d.saturating_mul(per_digest as u64));
+            if total_points > MAX_POINTS {
+                return Err(Error::TooManyPoints { points: total_points, max: MAX_POINTS });
+            }
+            counts.push(d);
+        }
+        let mut by_name: Vec<u32> = (0..n as u32).collect();
+        by_name.sort_unstable_by(|&a, &b| nodes.name(NodeId::from_index(a)).cmp(nodes.name(NodeId::from_index(b))));
+        let mut rank = vec![0u32; n];
+        for (r, &id) in by_name.iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+
+        let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(total_points as usize);
+        let mut buf = Vec::with_capacity(64);
+        for ((id, node), &d) in nodes.iter().zip(&counts) {
+            for k in 0..d {
+                variant.point_name(&mut buf, node.name(), k);
+                let digest = md5_digest(&buf);
+                for h in 0..per_digest {
+                    let p = u32::from_le_bytes(digest[4 * h..4 * h + 4].try_into().expect("4 bytes"));
+                    pairs.push((p, id.as_u32()));
+                }
+            }
+        }
+        if pairs.is_empty() {
+            // Only reachable when weights overflow the variant's f32 arithmetic (w > 3.4e38).
+            return Err(Error::InvalidParameter {
+                name: "weights",
+                reason: format!("no node gets a {} point: weights must fit in f32 for this variant", variant.name()),
+            });
+        }
+        // Equal points: the node with the smaller name first (see the module docs).
+        pairs.sort_unstable_by_key(|&(p, owner)| (p, rank[owner as usize]));
+        let (points, owners) = pairs.into_iter().unzip();
+        Ok(Ketama { nodes, variant, points, owners, by_name })
+    }
+
+    /// The key hash every variant uses: the first 4 bytes of `MD5(key)`, little-endian.
+    #[inline]
+    pub fn key_hash(key: &[u8]) -> u32 {
+        let d = md5_digest(key);
+        u32::from_le_bytes([d[0], d[1], d[2], d[3]])
+    }
+
+    /// Index of the point that owns hash `h`, with the variant's comparison, wrapping to 0.
+    #[inline]
+    pub fn point_index(&self, h: u32) -> usize {
+        let i = if self.variant.strictly_greater() {
+            self.points.partition_point(|&p| p <= h)
+        } else {
+            self.points.partition_point(|&p| p < h)
+        };
+        if i == self.points.len() {
+            0
+        } else {
+            i
+        }
+    }
+
+    /// The node owning a pre-computed 32-bit key hash ([`Ketama::key_hash`]).
+    #[inline]
+    pub fn route_hash32(&self, h: u32) -> NodeId {
+        NodeId::from_index(self.owners[self.point_index(h)])
+    }
+
+    /// The continuum's points, ascending (equal points ordered by owner name).
+    pub fn points(&self) -> &[u32] {
+        &self.points
+    }
+
+    /// The owner (node index) of each point, parallel to [`Ketama::points`].
+    pub fn owners(&self) -> &[u32] {
+        &self.owners
+    }
+
+    /// The variant this continuum reproduces.
+    pub fn variant(&self) -> KetamaVariant {
+        self.variant
+    }
+
+    /// A new continuum with `node` added (same variant). Every node's digest count depends on
+    /// N and Σw, so with weights (or at N changes) points of other nodes may appear or vanish,
+    /// exactly as in the real clients.
+    ///
+    /// # Errors
+    /// As [`NodeSet::with_node`] and [`Ketama::new`].
+    pub fn with_node(&self, node: Node) -> Result<Ketama> {
+        Ketama::new(self.nodes.with_node(node)?, self.variant)
+    }
+
+    /// A new continuum without the node named `name`.
+    ///
+    /// # Errors
+    /// [`Error::UnknownNode`], [`Error::NoNodes`] for the last node.
+    pub fn without_node(&self, name: &str) -> Result<Ketama> {
+        Ketama::new(self.nodes.without_node(name)?, self.variant)
+    }
+
+    /// A new continuum with node `name`'s weight changed.
+    ///
+    /// # Errors
+    /// [`Error::UnknownNode`], [`Error::InvalidWeight`].
+    pub fn with_weight(&self, name: &str, weight: f64) -> Result<Ketama> {
+        Ketama::new(self.nodes.with_weight(name, weight)?, self.variant)
+    }
+}
+
+impl Router for Ketama {
+    fn algorithm(&self) -> &'static str {
+        "ketama"
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.route_hash32(Ketama::key_hash(key))
+    }
+    /// Walks the continuum clockwise from the key's point, skipping nodes already produced;
+    /// nodes that own no point (weight rounded to 0 digests) follow in name order.
+    fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
+        let n = self.nodes.len();
+        let mut seen = Visited::new(n);
+        let mut produced = 0usize;
+        let mut stopped = false;
+        walk_clockwise(&self.owners, self.point_index(Ketama::key_hash(key)), n, &mut |id| {
+            seen.insert(id);
+            produced += 1;
+            let flow = visit(id);
+            stopped = flow.is_break();
+            flow
+        });
+        if stopped || produced == n {
+            return Ok(());
+        }
+        for &i in &self.by_name {
+            let id = NodeId::from_index(i);
+            if seen.insert(id) && visit(id).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+    fn memory_bytes(&self) -> usize {
+        std::mem::size_of::<Ketama>() - std::mem::size_of::<NodeSet>()
+            + self.points.capacity() * 4
+            + self.owners.capacity() * 4
+            + self.by_name.capacity() * 4
+            + self.nodes.memory_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn eq3(variant: KetamaVariant) -> Ketama {
+        let nodes = NodeSet::from_names(["127.0.0.1:11211", "127.0.0.1:11212", "127.0.0.1:11213"]).unwrap();
+        Ketama::new(nodes, variant).unwrap()
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for v in KetamaVariant::ALL {
+            assert_eq!(KetamaVariant::from_name(v.name()).unwrap(), v);
+        }
+        let err = KetamaVariant::from_name("ketama2").unwrap_err();
+        assert!(err.to_string().contains("python-hash-ring"), "{err}");
+        assert_eq!(KetamaVariant::default(), KetamaVariant::Libketama);
+    }
+
+    #[test]
+    fn libketama_reference_points() {
+        // First digest of 127.0.0.1:11211 (ketama_points.csv, k = 0).
+        let k = eq3(KetamaVariant::Libketama);
+        assert_eq!(k.points().len(), 480);
+        for p in [2589391586u32, 1482608462, 2562656683, 1506298073] {
+            let i = k.points().binary_search(&p).unwrap();
+            assert_eq!(k.owners()[i], 0);
+        }
+        // `>=` lookup: a hash exactly on a point belongs to that point's node.
+        assert_eq!(k.route_hash32(2589391586), NodeId::from_index(0));
+        assert_eq!(Ketama::key_hash(b"0"), 2216742351);
+    }
+
+    #[test]
+    fn digest_counts() {
+        let v = KetamaVariant::Libketama;
+        assert_eq!(v.digests(1.0, 3.0, 3), 40);
+        assert_eq!(v.digests(4.0, 10.0, 4), 64);
+        assert_eq!(KetamaVariant::Uhashring.digests(1.0, 10.0, 4), 16);
+        assert_eq!(KetamaVariant::Libmemcached.digests(1.0, 3.0, 3), 40);
+        assert_eq!(KetamaVariant::PythonHashRing.digests(3.0, 10.0, 4), 48);
+        assert_eq!(eq3(KetamaVariant::PythonHashRing).points().len(), 360);
+        // The float32 arithmetic is reproduced, quirks included: 61 equal libketama servers get
+        // 39 digests each (pct * 40.0 * 61 rounds to 39.99999), libmemcached already at 25.
+        assert_eq!(v.digests(1.0, 61.0, 61), 39);
+        assert_eq!(v.digests(1.0, 60.0, 60), 40);
+        assert_eq!(KetamaVariant::Libmemcached.digests(1.0, 25.0, 25), 39);
+        assert_eq!(KetamaVariant::Libmemcached.digests(1.0, 24.0, 24), 40);
+        assert_eq!(KetamaVariant::Uhashring.digests(1.0, 61.0, 61), 40);
+    }
+
+    #[test]
+    fn point_names() {
+        let mut buf = Vec::new();
+        KetamaVariant::Libmemcached.point_name(&mut buf, "10.0.0.1:11211", 3);
+        assert_eq!(buf, b"10.0.0.1-3");
+        KetamaVariant::Libmemcached.point_name(&mut buf, "10.0.0.1:11212", 3);
+        assert_eq!(buf, b"10.0.0.1:11212-3");
+        KetamaVariant::Libmemcached.point_name(&mut buf, "cache-a", 0);
+        assert_eq!(buf, b"cache-a-0");
+        KetamaVariant::Spymemcached.point_name(&mut buf, "10.0.0.1:11211", 0);
+        assert_eq!(buf, b"/10.0.0.1:11211-0");
+        KetamaVariant::Spymemcached.point_name(&mut buf, "cache-a", 1);
+        assert_eq!(buf, b"/cache-a:11211-1");
+        KetamaVariant::Libketama.point_name(&mut buf, "a:1", 7);
+        assert_eq!(buf, b"a:1-7");
+    }
+
+    #[test]
+    fn tiny_weight_node_still_in_preference() {
+        let nodes = NodeSet::new([Node::new("a").with_weight(1000.0), Node::new("b").with_weight(1.0)]).unwrap();
+        let k = Ketama::new(nodes, KetamaVariant::Libketama).unwrap();
+        assert!(k.owners().iter().all(|&o| o == 0), "b rounds to 0 digests");
+        assert_eq!(k.replicas(b"x", 2).unwrap(), vec![NodeId::from_index(0), NodeId::from_index(1)]);
+    }
+
+    #[test]
+    fn huge_weights_are_an_error_not_a_panic() {
+        let nodes = NodeSet::new([Node::new("a").with_weight(1e300), Node::new("b").with_weight(1e300)]).unwrap();
+        for v in [KetamaVariant::Libketama, KetamaVariant::Libmemcached] {
+            assert!(matches!(Ketama::new(nodes.clone(), v), Err(Error::InvalidParameter { name: "weights", .. })));
+        }
+        // The Python variants compute in f64 and cope.
+        assert_eq!(Ketama::new(nodes, KetamaVariant::Uhashring).unwrap().points().len(), 320);
+    }
+
+    #[test]
+    fn membership_changes() {
+        let k = eq3(KetamaVariant::Libketama);
+        assert!(matches!(k.without_node("nope"), Err(Error::UnknownNode { .. })));
+        assert!(matches!(k.with_weight("127.0.0.1:11211", 0.0), Err(Error::InvalidWeight { .. })));
+        assert!(matches!(k.with_node(Node::new("127.0.0.1:11211")), Err(Error::DuplicateNode { .. })));
+        let one = k.without_node("127.0.0.1:11211").unwrap().without_node("127.0.0.1:11212").unwrap();
+        assert!(matches!(one.without_node("127.0.0.1:11213"), Err(Error::NoNodes)));
+        assert_eq!(
+            k.route_hash(1),
+            Err(Error::Unsupported { algorithm: "ketama", operation: "routing a 64-bit hash" })
+        );
+    }
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("10.0.0.{i}:11211")).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        #[test]
+        fn batch_equals_route(keys in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..24), 0..40),
+                              v in 0usize..5) {
+            let k = Ketama::new(NodeSet::from_names(names(5)).unwrap(), KetamaVariant::ALL[v]).unwrap();
+            let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            let mut out = vec![NodeId::default(); refs.len()];
+            k.route_batch(&refs, &mut out);
+            for (key, id) in refs.iter().zip(&out) {
+                prop_assert_eq!(*id, k.route(key));
+            }
+        }
+
+        #[test]
+        fn order_independent(seed in any::<u64>(), v in 0usize..5) {
+            use rand::seq::SliceRandom;
+            use rand::SeedableRng;
+            let a = names(6);
+            let mut b = a.clone();
+            b.shuffle(&mut rand_pcg::Pcg64::seed_from_u64(seed));
+            let ka = Ketama::new(NodeSet::from_names(&a).unwrap(), KetamaVariant::ALL[v]).unwrap();
+            let kb = Ketama::new(NodeSet::from_names(&b).unwrap(), KetamaVariant::ALL[v]).unwrap();
+            for i in 0..300u32 {
+                let key = i.to_le_bytes();
+                prop_assert_eq!(ka.node_name(ka.route(&key)), kb.node_name(kb.route(&key)));
+                prop_assert_eq!(
+                    ka.replicas(&key, 6).unwrap().iter().map(|&id| ka.node_name(id)).collect::<Vec<_>>(),
+                    kb.replicas(&key, 6).unwrap().iter().map(|&id| kb.node_name(id)).collect::<Vec<_>>()
+                );
+            }
+        }
+
+        #[test]
+        fn minimal_movement(n in 2usize..8, keys in proptest::collection::vec(any::<u64>(), 50)) {
+            // Equal weights: adding node n moves keys only to it; removing it moves back only its keys.
+            let small = Ketama::new(NodeSet::from_names(names(n)).unwrap(), KetamaVariant::Libketama).unwrap();
+            let added = format!("10.0.0.{n}:11211");
+            let big = small.with_node(Node::new(added.clone())).unwrap();
+            for key in keys {
+                let key = key.to_le_bytes();
+                let before = small.node_name(small.route(&key));
+                let after = big.node_name(big.route(&key));
+                prop_assert!(before == after || after == added, "{} -> {}", before, after);
+                // Removing it again restores every route.
+                let back = big.without_node(&added).unwrap();
+                prop_assert_eq!(back.node_name(back.route(&key)), before);
+            }
+        }
+
+        #[test]
+        fn preference_distinct(key in any::<u64>(), v in 0usize..5) {
+            let k = Ketama::new(NodeSet::from_names(names(7)).unwrap(), KetamaVariant::ALL[v]).unwrap();
+            let key = key.to_le_bytes();
+            let mut reps = k.replicas(&key, 7).unwrap();
+            prop_assert_eq!(reps[0], k.route(&key));
+            reps.sort();
+            reps.dedup();
+            prop_assert_eq!(reps.len(), 7);
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! `hashroute replicas`: the first N nodes of each key's preference list.
+
+use std::ffi::OsString;
+use std::io::{self, BufWriter, Write};
+use std::ops::ControlFlow;
+
+use clap::Args;
+use hashroute::{NodeId, Router};
+
+use crate::failure::Failure;
+use crate::keys::{for_each_key, parse_input_format, InputFormat, Key};
+use crate::route::write_line;
+use crate::router_args::RouterArgs;
+
+/// N distinct nodes per key, best first: prints `KEY<TAB>NODE1,NODE2,...` (NODE1 is the route)
+#[derive(Args, Debug)]
+pub(crate) struct ReplicasArgs {
+    #[command(flatten)]
+    router: RouterArgs,
+    /// Replicas per key (1 up to the node count)
+    #[arg(short = 'n', value_name = "N", help_heading = "Replicas")]
+    n: usize,
+    /// How keys are written: text (bytes as given) or hex (of the bytes)
+    #[arg(long, value_name = "FORMAT", help_heading = "Keys", default_value = "text", value_parser = parse_input_format)]
+    input: InputFormat,
+    /// Keys; when none are given, one key per line is read from stdin
+    #[arg(value_name = "KEY", help_heading = "Keys")]
+    keys: Vec<OsString>,
+}
+
+pub(crate) fn run(args: ReplicasArgs) -> Result<(), Failure> {
+    if args.n == 0 {
+        return Err(Failure::msg("-n 0: ask for at least 1 replica"));
+    }
+    if args.input == InputFormat::U64 {
+        return Err(Failure::msg("replicas does not take --input u64: preference lists start from the key's bytes"));
+    }
+    let router = args.router.router()?;
+    let n = args.n;
+    // Fails before reading any key when n exceeds the node count or the router has no
+    // preference list.
+    router.replicas(b"", n)?;
+    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut ids: Vec<NodeId> = Vec::with_capacity(n);
+    let mut names: Vec<u8> = Vec::with_capacity(64);
+    for_each_key(&args.keys, args.input, |raw, key| {
+        let Key::Bytes(bytes) = key else { unreachable!("u64 input is rejected above") };
+        ids.clear();
+        router.preference(bytes, &mut |id| {
+            ids.push(id);
+            if ids.len() == n {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })?;
+        names.clear();
+        for (i, &id) in ids.iter().enumerate() {
+            if i > 0 {
+                names.push(b',');
+            }
+            names.extend_from_slice(router.node_name(id).as_bytes());
+        }
+        write_line(&mut out, raw, &names)
+    })?;
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! The router flags every router-building subcommand shares, and their translation into a
+//! [`RouterSpec`] (which alone decides what combinations are valid) plus a node set.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use hashroute::{Algorithm, Error, Hasher, KetamaVariant, NodeSet, Router, RouterSpec};
+
+use crate::failure::Failure;
+use crate::keys::parse_u64_arg;
+
+/// Bucket counts above this cannot be turned into a node list (one name per bucket); `route`
+/// does not need one and takes any `u32`.
+const MAX_BUCKETS_AS_NODES: u32 = 1 << 20;
+
+/// Router flags: the algorithm's ([`AlgoArgs`]) and the nodes' ([`NodesArgs`]). Subcommands that
+/// take their nodes some other way (a future `migrate --from FILE --to FILE`) flatten
+/// [`AlgoArgs`] alone.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct RouterArgs {
+    #[command(flatten)]
+    algo: AlgoArgs,
+    #[command(flatten)]
+    nodes: NodesArgs,
+}
+
+/// The algorithm and its parameters: everything that becomes a [`RouterSpec`]. New algorithm
+/// parameters (`--table-size`, `--probes`) go here and into `RouterSpec`.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Router")]
+pub(crate) struct AlgoArgs {
+    /// Algorithm: modulo, ring, ketama, jump, rendezvous or slots
+    #[arg(long, value_name = "ALGO")]
+    algo: String,
+    /// Ring only: virtual nodes per weight-1 node [default: 160]
+    #[arg(long, value_name = "V")]
+    vnodes: Option<u64>,
+    /// Key hasher: xxh3, xxh64, murmur3 (x64_128, first 64 bits), murmur3-32, md5, crc16
+    /// [default: xxh3; md5 for ketama; crc16 for slots]
+    #[arg(long = "hash", value_name = "NAME")]
+    hash: Option<String>,
+    /// Hasher seed, decimal or 0x hex (murmur3 takes 32 bits; md5 and crc16 none) [default: 0]
+    #[arg(long, value_name = "S", value_parser = parse_u64_arg)]
+    seed: Option<u64>,
+    /// Ketama only: libketama, uhashring, libmemcached, spymemcached, python-hash-ring
+    /// [default: libketama]
+    #[arg(long, value_name = "NAME")]
+    variant: Option<String>,
+}
+
+/// Where the nodes come from.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Nodes")]
+pub(crate) struct NodesArgs {
+    /// Nodes, comma-separated, weight 1 each
+    #[arg(long, value_name = "A,B,C", conflicts_with = "nodes_file")]
+    nodes: Option<String>,
+    /// Nodes file: one `NAME [WEIGHT]` per line (libketama's server file); `#` comments
+    #[arg(long, value_name = "FILE")]
+    nodes_file: Option<PathBuf>,
+    /// Jump only: N numbered buckets 0..N instead of named nodes (route prints bucket numbers)
+    #[arg(long, value_name = "N", conflicts_with_all = ["nodes", "nodes_file"])]
+    buckets: Option<u32>,
+}
+
+/// What the router flags describe.
+pub(crate) enum Target {
+    Router(Box<dyn Router>),
+    /// `--algo jump --buckets N`: the paper's jump over bucket numbers, no node list.
+    Buckets {
+        count: u32,
+        hasher: Hasher,
+    },
+}
+
+impl AlgoArgs {
+    /// The configuration the flags describe, validated (nodes not read yet).
+    pub(crate) fn spec(&self) -> Result<RouterSpec, Failure> {
+        let algorithm = Algorithm::from_name(&self.algo)?;
+        let mut spec = RouterSpec::new(algorithm);
+        spec.vnodes = self.vnodes;
+        spec.ketama_variant = self.variant.as_deref().map(KetamaVariant::from_name).transpose()?;
+        spec.hasher = match (&self.hash, self.seed) {
+            (None, None) => None,
+            (Some(name), seed) => Some(Hasher::from_name(name, seed.unwrap_or(0))?),
+            (None, Some(seed)) => Some(Hasher::from_name(algorithm.default_hasher().name(), seed)?),
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+}
+
+impl RouterArgs {
+    /// Builds what the flags describe. With `--buckets`, a router over nodes named `0..N` when
+    /// `buckets_as_nodes` (for subcommands that need a node list), else [`Target::Buckets`].
+    pub(crate) fn target(&self, buckets_as_nodes: bool) -> Result<Target, Failure> {
+        let spec = self.algo.spec()?;
+        if let Some(count) = self.nodes.buckets {
+            if spec.algorithm != Algorithm::Jump {
+                return Err(Failure::msg(format!("--buckets applies to jump only, not {}", spec.algorithm)));
+            }
+            if count == 0 {
+                return Err(Error::ZeroBuckets.into());
+            }
+            if !buckets_as_nodes {
+                return Ok(Target::Buckets { count, hasher: spec.effective_hasher() });
+            }
+            if count > MAX_BUCKETS_AS_NODES {
+                return Err(Failure::msg(format!(
+                    "--buckets {count}: this subcommand needs one node per bucket, at most {MAX_BUCKETS_AS_NODES}"
+                )));
+            }
+            let nodes = NodeSet::from_names((0..count).map(|b| b.to_string()))?;
+            return Ok(Target::Router(spec.build(nodes)?));
+        }
+        Ok(Target::Router(spec.build(self.nodes.node_set()?)?))
+    }
+
+    /// A router (`--buckets` becomes nodes named `0..N`).
+    pub(crate) fn router(&self) -> Result<Box<dyn Router>, Failure> {
+        match self.target(true)? {
+            Target::Router(router) => Ok(router),
+            Target::Buckets { .. } => unreachable!("target(true) always builds a router"),
+        }
+    }
+}
+
+impl NodesArgs {
+    /// The node set from `--nodes` or `--nodes-file` (`--buckets` is handled by
+    /// [`RouterArgs::target`]).
+    pub(crate) fn node_set(&self) -> Result<NodeSet, Failure> {
+        if let Some(list) = &self.nodes {
+            return Ok(NodeSet::from_names(list.split(',').map(str::trim))?);
+        }
+        if let Some(path) = &self.nodes_file {
+            let context = || format!("nodes file {}", path.display());
+            let bytes = std::fs::read(path).map_err(|e| Failure::context(context(), e))?;
+            let text = String::from_utf8(bytes).map_err(|_| Failure::context(context(), "not valid UTF-8"))?;
+            return NodeSet::parse(&text).map_err(|e| Failure::context(context(), e));
+        }
+        Err(Failure::msg("no nodes: give --nodes A,B,C or --nodes-file FILE (or --buckets N with jump)"))
+    }
+}

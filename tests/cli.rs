@@ -1,0 +1,655 @@
+//! The `hashroute` binary's contract: output format, agreement with the library, one-line
+//! errors, streaming with flat memory, quiet exit on a closed stdout.
+#![cfg(feature = "cli")]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+
+use hashroute::{Hasher, Jump, Ketama, KetamaVariant, Modulo, Node, NodeSet, RedisSlots, Rendezvous, Ring, Router};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hashroute");
+
+struct Output {
+    status: ExitStatus,
+    stdout: Vec<u8>,
+    stderr: String,
+}
+
+fn run_os(args: &[OsString], stdin: &[u8]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("RUST_BACKTRACE", "1")
+        .spawn()
+        .expect("spawn hashroute");
+    let mut pipe = child.stdin.take().expect("stdin");
+    let input = stdin.to_vec();
+    // The child may exit before reading everything (an error on the first key): ignore EPIPE.
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait hashroute");
+    writer.join().expect("stdin writer");
+    Output { status: out.status, stdout: out.stdout, stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+}
+
+fn run(args: &[&str], stdin: &[u8]) -> Output {
+    run_os(&args.iter().map(OsString::from).collect::<Vec<_>>(), stdin)
+}
+
+/// Runs a call that must succeed silently; returns stdout.
+fn ok(args: &[&str], stdin: &[u8]) -> String {
+    let out = run(args, stdin);
+    assert!(out.status.success(), "{args:?} failed: {}", out.stderr);
+    assert!(out.stderr.is_empty(), "{args:?} wrote to stderr: {}", out.stderr);
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// `KEY<TAB>VALUE` lines into pairs, checking the shape.
+fn pairs(stdout: &str) -> Vec<(String, String)> {
+    stdout
+        .lines()
+        .map(|l| {
+            let (k, v) = l.split_once('\t').unwrap_or_else(|| panic!("no tab in {l:?}"));
+            (k.to_owned(), v.to_owned())
+        })
+        .collect()
+}
+
+fn tmp_file(name: &str, contents: &[u8]) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+fn keys(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("key-{i}")).collect()
+}
+
+/// The paper's reference loop (Lamping & Veach 2014, figure 1), written out here so the test does
+/// not trust the library it checks.
+fn paper_jump(mut key: u64, buckets: i64) -> i64 {
+    let (mut b, mut j) = (-1i64, 0i64);
+    while j < buckets {
+        b = j;
+        key = key.wrapping_mul(2862933555777941757).wrapping_add(1);
+        j = ((b + 1) as f64 * ((1u64 << 31) as f64 / ((key >> 33) + 1) as f64)) as i64;
+    }
+    b
+}
+
+#[test]
+fn malformed_calls_fail_with_one_line() {
+    let weight_file = |name: &str, w: &str| tmp_file(name, format!("a 1\nb {w}\n").as_bytes()).display().to_string();
+    let zero = weight_file("w-zero.txt", "0");
+    let negative = weight_file("w-neg.txt", "-1");
+    let nan = weight_file("w-nan.txt", "NaN");
+    let inf = weight_file("w-inf.txt", "inf");
+    let text_weight = weight_file("w-text.txt", "heavy");
+    let extra_field = tmp_file("extra.txt", b"a 1 2\n").display().to_string();
+    let only_comments = tmp_file("comments.txt", b"# nothing here\n\n").display().to_string();
+    let not_utf8 = tmp_file("latin1.txt", b"caf\xe9 1\n").display().to_string();
+    let duplicate_file = tmp_file("dup.txt", b"a\nb\na\n").display().to_string();
+    let weighted = tmp_file("weighted.txt", b"a 1\nb 2\n").display().to_string();
+    let directory = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).display().to_string();
+    let missing = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-such-file").display().to_string();
+
+    #[rustfmt::skip]
+    let cases: Vec<(Vec<&str>, &[u8], &str)> = vec![
+        (vec!["route", "--algo", "md6", "--nodes", "a", "k"], b"", "invalid algorithm: \"md6\""),
+        (vec!["route", "--algo", "Ring", "--nodes", "a", "k"], b"", "invalid algorithm"),
+        (vec!["route", "--nodes", "a", "k"], b"", "--algo"),
+        (vec!["route", "--algo", "ring", "k"], b"", "no nodes"),
+        (vec!["route", "--algo", "ring", "--nodes", "", "k"], b"", "empty node name"),
+        (vec!["route", "--algo", "ring", "--nodes", "a,,b", "k"], b"", "empty node name"),
+        (vec!["route", "--algo", "ring", "--nodes", "a,b,a", "k"], b"", "duplicate node name \"a\""),
+        (vec!["route", "--algo", "ring", "--nodes-file", &duplicate_file, "k"], b"", "duplicate node name"),
+        (vec!["route", "--algo", "ring", "--nodes-file", &zero, "k"], b"", "invalid weight 0"),
+        (vec!["route", "--algo", "ketama", "--nodes-file", &negative, "k"], b"", "invalid weight -1"),
+        (vec!["route", "--algo", "ring", "--nodes-file", &nan, "k"], b"", "invalid weight NaN"),
+        (vec!["route", "--algo", "ring", "--nodes-file", &inf, "k"], b"", "invalid weight inf"),
+        (vec!["route", "--algo", "ring", "--nodes-file", &text_weight, "k"], b"", "line 2: weight \"heavy\""),
+        (vec!["route", "--algo", "ring", "--nodes-file", &extra_field, "k"], b"", "unexpected field"),
+        (vec!["route", "--algo", "ring", "--nodes-file", &only_comments, "k"], b"", "no nodes"),
+        (vec!["route", "--algo", "ring", "--nodes-file", &not_utf8, "k"], b"", "not valid UTF-8"),
+        (vec!["route", "--algo", "ring", "--nodes-file", &missing, "k"], b"", "no-such-file"),
+        (vec!["route", "--algo", "ring", "--nodes-file", &directory, "k"], b"", "nodes file"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--nodes-file", &weighted, "k"], b"", "cannot be used with"),
+        (vec!["route", "--algo", "jump", "--nodes-file", &weighted, "k"], b"", "jump does not support weighted nodes"),
+        (vec!["route", "--algo", "modulo", "--nodes-file", &weighted, "k"], b"", "modulo does not support weighted nodes"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--vnodes", "0", "k"], b"", "invalid vnode count 0"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--vnodes", "2000000", "k"], b"", "invalid vnode count 2000000"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--vnodes", "99999999999999999999999", "k"], b"", "--vnodes"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--vnodes", "ten", "k"], b"", "--vnodes"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--vnodes", "-5", "k"], b"", "-5"),
+        (vec!["route", "--algo", "jump", "--nodes", "a", "--vnodes", "10", "k"], b"", "jump has no virtual nodes"),
+        (vec!["route", "--algo", "ketama", "--nodes", "a", "--vnodes", "10", "k"], b"", "160"),
+        (vec!["route", "--algo", "ketama", "--nodes", "a", "--hash", "xxh3", "k"], b"", "md5 only"),
+        (vec!["route", "--algo", "ketama", "--nodes", "a", "--seed", "1", "k"], b"", "md5 takes no seed"),
+        (vec!["route", "--algo", "slots", "--nodes", "a", "--hash", "md5", "k"], b"", "crc16 only"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--hash", "sha1", "k"], b"", "unknown hasher \"sha1\""),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--hash", "murmur3", "--seed", "4294967296", "k"], b"", "32 bits"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--seed", "0x1g", "k"], b"", "--seed"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--variant", "uhashring", "k"], b"", "ketama only, not ring"),
+        (vec!["route", "--algo", "ketama", "--nodes", "a", "--variant", "twemproxy", "k"], b"", "\"twemproxy\""),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--input", "hex", "zz"], b"", "key argument 1: \"zz\" is not hex"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--input", "hex", "00", "abc"], b"", "key argument 2: \"abc\" has an odd number"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--input", "hex"], b"00\n\nabcd\n0x\n", "stdin line 4"),
+        (vec!["route", "--algo", "jump", "--nodes", "a", "--input", "u64", "18446744073709551616"], b"", "does not fit in 64 bits"),
+        (vec!["route", "--algo", "jump", "--nodes", "a", "--input", "u64"], b"1\n0x10000000000000000\n", "stdin line 2"),
+        (vec!["route", "--algo", "jump", "--nodes", "a", "--input", "u64", "--", "-1"], b"", "is not a u64"),
+        (vec!["route", "--algo", "jump", "--nodes", "a", "--input", "u64", ""], b"", "is not a u64"),
+        (vec!["route", "--algo", "ketama", "--nodes", "a", "--input", "u64", "1"], b"", "ketama"),
+        (vec!["route", "--algo", "slots", "--nodes", "a", "--input", "u64", "1"], b"", "slots"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--input", "base64", "k"], b"", "--input"),
+        (vec!["route", "--algo", "jump", "--buckets", "0", "k"], b"", "bucket count must be at least 1"),
+        (vec!["route", "--algo", "jump", "--buckets", "4294967296", "k"], b"", "--buckets"),
+        (vec!["route", "--algo", "ring", "--buckets", "10", "k"], b"", "jump only, not ring"),
+        (vec!["route", "--algo", "jump", "--buckets", "10", "--nodes", "a", "k"], b"", "cannot be used with"),
+        (vec!["replicas", "--algo", "ring", "--nodes", "a,b", "-n", "3", "k"], b"", "asked for 3 replicas but the router has only 2 nodes"),
+        (vec!["replicas", "--algo", "ring", "--nodes", "a,b", "-n", "0", "k"], b"", "at least 1 replica"),
+        (vec!["replicas", "--algo", "ring", "--nodes", "a,b", "-n", "two", "k"], b"", "-n"),
+        (vec!["replicas", "--algo", "ring", "--nodes", "a,b", "k"], b"", "-n <N>"),
+        (vec!["replicas", "--algo", "slots", "--nodes", "a,b", "-n", "1", "k"], b"", "slots"),
+        (vec!["replicas", "--algo", "ring", "--nodes", "a,b", "-n", "1", "--input", "u64", "1"], b"", "u64"),
+        (vec!["replicas", "--algo", "jump", "--buckets", "2000000", "-n", "1", "k"], b"", "at most 1048576"),
+        (vec!["slot", "--input", "u64", "1"], b"", "u64"),
+        (vec!["slot", "--input", "hex", "7"], b"", "odd number"),
+        (vec!["route", "--algo", "ring", "--nodes", "a", "--bogus", "k"], b"", "unexpected argument '--bogus'"),
+        (vec!["route", "--algo", "ring", "--algo", "jump", "--nodes", "a"], b"", "--algo"),
+        (vec!["reroute", "k"], b"", "unrecognized subcommand 'reroute'"),
+        (vec![], b"", "missing subcommand"),
+    ];
+    assert!(cases.len() >= 20);
+    for (args, stdin, needle) in &cases {
+        let out = run(args, stdin);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(out.status.code().is_some(), "{args:?} was killed by a signal");
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: stderr is not one line: {:?}", out.stderr);
+        assert!(out.stderr.ends_with('\n'));
+        let line = lines[0];
+        assert!(line.starts_with("hashroute: error: "), "{args:?}: {line}");
+        assert!(!line.contains("panicked") && !line.contains("internal error"), "{args:?}: {line}");
+        assert!(line.contains(needle), "{args:?}: {line:?} does not mention {needle:?}");
+    }
+}
+
+/// Every algorithm's CLI output equals the library's route for the same configuration; the
+/// library routers are built directly where they exist, bypassing `RouterSpec`.
+#[test]
+fn routing_agrees_with_library_for_each_algorithm() {
+    let names = ["10.0.1.1:11211", "10.0.1.2:11211", "10.0.1.3:11211", "10.0.1.4:11211", "10.0.1.5:11211"];
+    let node_list = names.join(",");
+    let set = NodeSet::from_names(names).unwrap();
+    let weighted_file = tmp_file(
+        "servers.txt",
+        b"# libketama server file\n10.0.1.1:11211\t600\n10.0.1.2:11211\t300\n\n10.0.1.3:11211 200 # small\n",
+    );
+    let weighted_set = NodeSet::new([
+        Node::new("10.0.1.1:11211").with_weight(600.0),
+        Node::new("10.0.1.2:11211").with_weight(300.0),
+        Node::new("10.0.1.3:11211").with_weight(200.0),
+    ])
+    .unwrap();
+    let keys = keys(400);
+    let key_args: Vec<&str> = keys.iter().map(String::as_str).collect();
+
+    let check = |flags: &[&str], router: &dyn Router| {
+        let mut args = vec!["route"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&key_args);
+        let got = pairs(&ok(&args, b""));
+        assert_eq!(got.len(), keys.len(), "{flags:?}");
+        for ((k, node), want) in got.iter().zip(&keys) {
+            assert_eq!(k, want, "{flags:?}: keys in input order");
+            assert_eq!(node, router.node_name(router.route(k.as_bytes())), "{flags:?}: key {k}");
+        }
+    };
+    let nodes = node_list.as_str();
+    let file = weighted_file.to_str().unwrap();
+    let ring =
+        |h: Hasher, v: u64, s: &NodeSet| Ring::builder().vnodes(v).hasher(h).node_set(s.clone()).build().unwrap();
+    check(&["--algo", "ring", "--nodes", nodes], &ring(Hasher::default(), 160, &set));
+    check(
+        &["--algo", "ring", "--nodes", nodes, "--vnodes", "7", "--hash", "xxh64", "--seed", "42"],
+        &ring(Hasher::Xxh64 { seed: 42 }, 7, &set),
+    );
+    check(
+        &["--algo", "ring", "--nodes", nodes, "--hash", "murmur3", "--seed", "0x9747b28c"],
+        &ring(Hasher::Murmur3X64 { seed: 0x9747_b28c }, 160, &set),
+    );
+    check(&["--algo", "ring", "--nodes-file", file, "--vnodes", "40"], &ring(Hasher::default(), 40, &weighted_set));
+    check(&["--algo", "ring", "--nodes", nodes, "--hash", "md5"], &ring(Hasher::Md5, 160, &set));
+    check(&["--algo", "modulo", "--nodes", nodes], &Modulo::new(set.clone(), Hasher::default()));
+    check(&["--algo", "modulo", "--nodes", nodes, "--seed", "7"], &Modulo::new(set.clone(), Hasher::Xxh3 { seed: 7 }));
+    check(&["--algo", "jump", "--nodes", nodes], &Jump::new(set.clone(), Hasher::default()).unwrap());
+    check(
+        &["--algo", "jump", "--nodes", nodes, "--hash", "murmur3"],
+        &Jump::new(set.clone(), Hasher::Murmur3X64 { seed: 0 }).unwrap(),
+    );
+
+    let ketama = |v: KetamaVariant, s: &NodeSet| Ketama::new(s.clone(), v).unwrap();
+    check(&["--algo", "ketama", "--nodes", nodes], &ketama(KetamaVariant::Libketama, &set));
+    check(&["--algo", "ketama", "--nodes-file", file], &ketama(KetamaVariant::Libketama, &weighted_set));
+    check(&["--algo", "ketama", "--nodes", nodes, "--hash", "md5"], &ketama(KetamaVariant::Libketama, &set));
+    for v in KetamaVariant::ALL {
+        check(&["--algo", "ketama", "--nodes-file", file, "--variant", v.name()], &ketama(v, &weighted_set));
+    }
+    check(&["--algo", "rendezvous", "--nodes", nodes], &Rendezvous::new(set.clone(), Hasher::default()).unwrap());
+    check(
+        &["--algo", "rendezvous", "--nodes-file", file],
+        &Rendezvous::new(weighted_set.clone(), Hasher::default()).unwrap(),
+    );
+    check(
+        &["--algo", "rendezvous", "--nodes", nodes, "--hash", "xxh64", "--seed", "9"],
+        &Rendezvous::new(set.clone(), Hasher::Xxh64 { seed: 9 }).unwrap(),
+    );
+    check(&["--algo", "slots", "--nodes", nodes], &RedisSlots::new(set.clone()).unwrap());
+}
+
+/// Through the CLI, every Ketama variant answers what the real client library answered
+/// (`ketama_assignments.csv`), from libketama server files.
+#[test]
+fn ketama_variants_match_real_clients() {
+    let Some(rows) = common::read_csv("ketama_assignments.csv") else { return };
+    // The configurations of `ketama_server_configs.json`, in libketama's server-file format.
+    let eq3 = tmp_file("eq3.txt", b"127.0.0.1:11211\t1\n127.0.0.1:11212\t1\n127.0.0.1:11213\t1\n");
+    let w1234 = tmp_file(
+        "w1234.txt",
+        b"# weights 1..4\n127.0.0.1:11211 1\n127.0.0.1:11212 2\n127.0.0.1:11213 3\n127.0.0.1:11214 4\n",
+    );
+    let columns = [
+        ("libketama", "libketama"),
+        ("uhashring_ketama", "uhashring"),
+        ("libmemcached_ketama_weighted", "libmemcached"),
+        ("libmemcached_ketama_spy", "spymemcached"),
+        ("python_hash_ring", "python-hash-ring"),
+    ];
+    let mut checked = 0;
+    for (config, file) in [("eq3", &eq3), ("w1234", &w1234)] {
+        let rows: Vec<_> = rows.iter().filter(|r| r["config"] == config).collect();
+        assert!(!rows.is_empty(), "{config}");
+        let input: String = rows.iter().map(|r| format!("{}\n", r["key_utf8_hex"])).collect();
+        for (column, variant) in columns {
+            let args = [
+                "route",
+                "--algo",
+                "ketama",
+                "--variant",
+                variant,
+                "--nodes-file",
+                file.to_str().unwrap(),
+                "--input",
+                "hex",
+            ];
+            let got = pairs(&ok(&args, input.as_bytes()));
+            assert_eq!(got.len(), rows.len());
+            for ((k, node), row) in got.iter().zip(&rows) {
+                assert_eq!(k, &row["key_utf8_hex"]);
+                if !row[column].is_empty() {
+                    assert_eq!(node, &row[column], "{config} {variant} key {:?}", row["key"]);
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked}");
+}
+
+#[test]
+fn stdin_and_args_agree() {
+    let keys = keys(300);
+    let flags = ["route", "--algo", "ring", "--nodes", "a,b,c,d,e", "--vnodes", "50"];
+    let mut args: Vec<&str> = flags.to_vec();
+    args.extend(keys.iter().map(String::as_str));
+    let from_args = ok(&args, b"");
+    let from_stdin = ok(&flags, keys.join("\n").as_bytes());
+    assert_eq!(from_args, from_stdin, "no trailing newline on stdin");
+    assert_eq!(from_stdin, ok(&flags, format!("{}\n", keys.join("\n")).as_bytes()), "trailing newline");
+    assert_eq!(from_stdin, ok(&flags, format!("{}\r\n", keys.join("\r\n")).as_bytes()), "CRLF line ends");
+    assert_eq!(from_stdin.lines().count(), keys.len());
+
+    // An empty line is the empty key; only one `\n` / `\r\n` is stripped; non-UTF-8 keys and
+    // keys with spaces or tabs... come back byte for byte.
+    let stdin: &[u8] = b"a\n\nb \r\r\n\xff\xfe\n c\n";
+    let out = run(&flags, stdin);
+    assert!(out.status.success(), "{}", out.stderr);
+    let lines: Vec<&[u8]> = out.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
+    let keys_back: Vec<&[u8]> = lines.iter().map(|l| &l[..l.iter().rposition(|&b| b == b'\t').unwrap()]).collect();
+    assert_eq!(keys_back, [&b"a"[..], b"", b"b \r", b"\xff\xfe", b" c"]);
+    let ring = Ring::builder().vnodes(50).nodes(["a", "b", "c", "d", "e"]).build().unwrap();
+    for (line, key) in lines.iter().zip(&keys_back) {
+        let node = &line[key.len() + 1..];
+        assert_eq!(node, ring.node_name(ring.route(key)).as_bytes());
+    }
+
+    // Keys that look like flags follow `--`.
+    let dashed = ok(&["route", "--algo", "ring", "--nodes", "a,b,c,d,e", "--vnodes", "50", "--", "-k", "--help"], b"");
+    let want =
+        format!("-k\t{}\n--help\t{}\n", ring.node_name(ring.route(b"-k")), ring.node_name(ring.route(b"--help")));
+    assert_eq!(dashed, want);
+
+    // The same non-UTF-8 key as an argument.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        let mut args: Vec<OsString> = flags.iter().map(OsString::from).collect();
+        args.push(OsString::from_vec(b"\xff\xfe".to_vec()));
+        let out = run_os(&args, b"");
+        assert!(out.status.success(), "{}", out.stderr);
+        assert_eq!(
+            out.stdout,
+            [&b"\xff\xfe\t"[..], ring.node_name(ring.route(b"\xff\xfe")).as_bytes(), b"\n"].concat()
+        );
+    }
+}
+
+#[test]
+fn hex_input_routes_the_decoded_bytes() {
+    let keys: Vec<Vec<u8>> = vec![b"".to_vec(), b"user:42".to_vec(), vec![0, 255, 10, 13], b"\t".to_vec()];
+    let hex: Vec<String> = keys.iter().map(|k| k.iter().map(|b| format!("{b:02x}")).collect()).collect();
+    let upper: Vec<String> = hex.iter().map(|h| h.to_uppercase()).collect();
+    let flags = ["route", "--algo", "jump", "--nodes", "a,b,c,d,e,f,g", "--input", "hex"];
+    let jump = Jump::from_names(["a", "b", "c", "d", "e", "f", "g"]).unwrap();
+    for written in [&hex, &upper] {
+        let out = pairs(&ok(&flags, format!("{}\n", written.join("\n")).as_bytes()));
+        assert_eq!(out.len(), keys.len());
+        for (((k, node), key), w) in out.iter().zip(&keys).zip(written.iter()) {
+            assert_eq!(k, w, "the key is printed as given");
+            assert_eq!(node, jump.node_name(jump.route(key)));
+        }
+    }
+    // The empty key needs stdin (an empty argument works too).
+    assert_eq!(
+        ok(&["route", "--algo", "jump", "--nodes", "a,b,c,d,e,f,g", "--input", "hex", ""], b""),
+        format!("\t{}\n", jump.node_name(jump.route(b"")))
+    );
+}
+
+#[test]
+fn u64_input_with_jump_equals_the_paper() {
+    // The published vectors (go-jump, Guava), keys given as 0x hex and bucket counts as --buckets.
+    if let Some(rows) = common::read_csv("jump_consistent_hash.csv") {
+        let mut by_buckets: BTreeMap<u32, Vec<(String, String)>> = BTreeMap::new();
+        for row in &rows {
+            by_buckets
+                .entry(row["num_buckets"].parse().unwrap())
+                .or_default()
+                .push((row["key_hex"].clone(), row["bucket"].clone()));
+        }
+        for (buckets, cases) in by_buckets {
+            let n = buckets.to_string();
+            let mut args = vec!["route", "--algo", "jump", "--buckets", &n, "--input", "u64"];
+            args.extend(cases.iter().map(|(k, _)| k.as_str()));
+            let got = pairs(&ok(&args, b""));
+            assert_eq!(got, cases, "{buckets} buckets");
+        }
+    }
+    // And the reference loop itself, for keys across the whole u64 range.
+    let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+    let keys: Vec<u64> = (0..300)
+        .map(|_| {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            rng
+        })
+        .chain([0, 1, u64::MAX, 1 << 63])
+        .collect();
+    let input: String = keys.iter().map(|k| format!("{k}\n")).collect();
+    for buckets in [1u32, 2, 7, 1000, 65_536, 1 << 31, u32::MAX] {
+        let n = buckets.to_string();
+        let got = pairs(&ok(&["route", "--algo", "jump", "--buckets", &n, "--input", "u64"], input.as_bytes()));
+        for ((k, b), key) in got.iter().zip(&keys) {
+            assert_eq!(k, &key.to_string());
+            assert_eq!(b, &paper_jump(*key, i64::from(buckets)).to_string(), "key {key}, {buckets} buckets");
+        }
+    }
+    // With named nodes, bucket i is node i.
+    let names: Vec<String> = (0..13).map(|i| format!("shard-{i}")).collect();
+    let got = pairs(&ok(&["route", "--algo", "jump", "--nodes", &names.join(","), "--input", "u64"], input.as_bytes()));
+    for ((_, node), key) in got.iter().zip(&keys) {
+        assert_eq!(node, &names[paper_jump(*key, 13) as usize]);
+    }
+    // --buckets with byte keys hashes first, exactly as a node list of 0..N does.
+    let text_keys = keys_input(200);
+    let buckets = ok(&["route", "--algo", "jump", "--buckets", "13"], text_keys.as_bytes());
+    let numbered: Vec<String> = (0..13).map(|i| i.to_string()).collect();
+    assert_eq!(buckets, ok(&["route", "--algo", "jump", "--nodes", &numbered.join(",")], text_keys.as_bytes()));
+}
+
+fn keys_input(n: usize) -> String {
+    keys(n).iter().map(|k| format!("{k}\n")).collect()
+}
+
+#[test]
+fn u64_input_skips_the_hasher() {
+    let set = NodeSet::from_names(["a", "b", "c"]).unwrap();
+    let routers: Vec<(&str, Box<dyn Router>)> = vec![
+        ("ring", Box::new(Ring::builder().node_set(set.clone()).build().unwrap())),
+        ("rendezvous", Box::new(Rendezvous::new(set.clone(), Hasher::default()).unwrap())),
+        ("modulo", Box::new(Modulo::new(set.clone(), Hasher::default()))),
+    ];
+    let hashes = [0u64, 1, 2, 0xDEAD_BEEF, u64::MAX];
+    let input: String = hashes.iter().map(|h| format!("{h:#x}\n")).collect();
+    for (algo, router) in routers {
+        let got = pairs(&ok(&["route", "--algo", algo, "--nodes", "a,b,c", "--input", "u64"], input.as_bytes()));
+        for ((k, node), h) in got.iter().zip(hashes) {
+            assert_eq!(k, &format!("{h:#x}"));
+            assert_eq!(node, router.node_name(router.route_hash(h).unwrap()), "{algo} {h}");
+        }
+    }
+}
+
+#[test]
+fn replicas_agree_with_library() {
+    let names: Vec<String> = (0..6).map(|i| format!("n{i}")).collect();
+    let set = NodeSet::from_names(&names).unwrap();
+    let routers: Vec<(&str, Box<dyn Router>)> = vec![
+        ("ring", Box::new(Ring::builder().node_set(set.clone()).build().unwrap())),
+        ("jump", Box::new(Jump::new(set.clone(), Hasher::default()).unwrap())),
+        ("modulo", Box::new(Modulo::new(set.clone(), Hasher::default()))),
+        ("ketama", Box::new(Ketama::new(set.clone(), KetamaVariant::Libketama).unwrap())),
+        ("rendezvous", Box::new(Rendezvous::new(set.clone(), Hasher::default()).unwrap())),
+    ];
+    let input = keys_input(200);
+    for (algo, router) in &routers {
+        for n in [1usize, 3, 6] {
+            let count = n.to_string();
+            let out = ok(&["replicas", "--algo", algo, "--nodes", &names.join(","), "-n", &count], input.as_bytes());
+            let got = pairs(&out);
+            assert_eq!(got.len(), 200);
+            for (key, list) in got {
+                let want: Vec<&str> =
+                    router.replicas(key.as_bytes(), n).unwrap().into_iter().map(|id| router.node_name(id)).collect();
+                assert_eq!(list, want.join(","), "{algo} -n {n} {key}");
+                assert_eq!(list.split(',').next().unwrap(), router.node_name(router.route(key.as_bytes())));
+            }
+        }
+    }
+    // --buckets turns into nodes named 0..N for replicas.
+    let out = ok(&["replicas", "--algo", "jump", "--buckets", "4", "-n", "4", "k"], b"");
+    let mut list: Vec<&str> = out.trim_end().split_once('\t').unwrap().1.split(',').collect();
+    list.sort_unstable();
+    assert_eq!(list, ["0", "1", "2", "3"]);
+}
+
+#[test]
+fn slot_matches_redis() {
+    let Some(rows) = common::read_csv("redis_keyslot.csv") else { return };
+    let input: String = rows.iter().map(|r| format!("{}\n", r["key_hex"])).collect();
+    let got = pairs(&ok(&["slot", "--input", "hex"], input.as_bytes()));
+    assert_eq!(got.len(), rows.len());
+    for ((k, slot), row) in got.iter().zip(&rows) {
+        assert_eq!(k, &row["key_hex"]);
+        assert_eq!(slot, &row["slot"], "key {k}");
+    }
+    let table = common::read_csv("redis_slot_table.csv").expect("vectors present");
+    let keys: Vec<&str> = table.iter().step_by(97).map(|r| r["key"].as_str()).collect();
+    let mut args = vec!["slot"];
+    args.extend(&keys);
+    let got = pairs(&ok(&args, b""));
+    for ((_, slot), row) in got.iter().zip(table.iter().step_by(97)) {
+        assert_eq!(slot, &row["slot"]);
+    }
+    // From the vectors' README and rows: CRC16("123456789") = 0x31C3; the tag is hashed alone;
+    // an empty tag `{}` means the whole key is hashed.
+    assert_eq!(
+        ok(&["slot", "123456789", "{user1000}.followers", "{}a{b}"], b""),
+        "123456789\t12739\n{user1000}.followers\t3443\n{}a{b}\t16175\n"
+    );
+}
+
+/// Peak resident memory (KiB) of one `hashroute route` run fed `keys` generated keys, read
+/// from the kernel's `wait4` accounting of exactly that child.
+#[cfg(target_os = "linux")]
+#[allow(clippy::zombie_processes)] // Reaped by `wait4`, which also returns its rusage.
+fn peak_rss_kib(keys: u64) -> i64 {
+    let mut child = Command::new(BIN)
+        .args(["route", "--algo", "ring", "--nodes", "a,b,c,d,e,f,g,h"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn hashroute");
+    let mut pipe = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut pipe);
+        for i in 0..keys {
+            writeln!(buf, "user:{i:016x}:session").expect("feed keys");
+        }
+        buf.flush().expect("flush keys");
+    });
+    writer.join().expect("writer");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: a zeroed `rusage` is a valid value of this plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own unreaped child; `status` and `usage` are valid for writes. The
+    // `Child` is not waited on afterwards (it is dropped without `wait`).
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "hashroute failed on {keys} keys: {status}");
+    usage.ru_maxrss
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn streaming_keeps_memory_flat() {
+    let small = peak_rss_kib(1_000);
+    let large = peak_rss_kib(1_000_000);
+    eprintln!("peak RSS: 1K keys {small} KiB, 1M keys {large} KiB");
+    assert!(small > 0);
+    assert!(large < 2 * small, "1M keys peaked at {large} KiB, 1K keys at {small} KiB");
+}
+
+#[test]
+fn closed_stdout_exits_quietly() {
+    let mut child = Command::new(BIN)
+        .args(["route", "--algo", "ring", "--nodes", "a,b,c"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut pipe = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let mut buf = std::io::BufWriter::new(&mut pipe);
+        for i in 0..2_000_000u32 {
+            if writeln!(buf, "k{i}").is_err() {
+                return;
+            }
+        }
+        let _ = buf.flush();
+    });
+    let mut first = String::new();
+    {
+        let mut reader = BufReader::new(child.stdout.take().unwrap());
+        reader.read_line(&mut first).unwrap();
+    } // The reader goes away: the next write fails with EPIPE.
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    writer.join().unwrap();
+    assert!(first.starts_with("k0\t"), "{first:?}");
+    assert!(stderr.is_empty(), "stderr: {stderr:?}");
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn help_and_version_succeed() {
+    for args in [&["--help"][..], &["--version"], &["route", "--help"], &["replicas", "--help"], &["slot", "--help"]] {
+        let out = run(args, b"");
+        assert!(out.status.success(), "{args:?}: {}", out.stderr);
+        assert!(!out.stdout.is_empty());
+    }
+    let help = ok(&["route", "--help"], b"");
+    for flag in
+        ["--algo", "--nodes", "--nodes-file", "--vnodes", "--hash", "--seed", "--variant", "--buckets", "--input"]
+    {
+        assert!(help.contains(flag), "route --help lacks {flag}");
+    }
+}
+
+/// The CLI reproduces the frozen routes of `tests/golden/` (keys given in hex, as stored).
+#[test]
+fn cli_reproduces_golden_routes() {
+    let cluster = |n: usize| (0..n).map(|i| format!("10.0.0.{i}:6379")).collect::<Vec<_>>().join(",");
+    let weighted: String = (0..6).map(|i| format!("cache-{i} {}\n", i + 1)).collect();
+    let weighted_file = tmp_file("golden-weighted.txt", weighted.as_bytes());
+    let weighted_file = weighted_file.to_str().unwrap();
+    let (c10, c7, c5) = (cluster(10), cluster(7), cluster(5));
+    let configs: Vec<(&str, Vec<&str>)> = vec![
+        ("ring-v160-xxh3", vec!["--algo", "ring", "--vnodes", "160", "--nodes", &c10]),
+        ("ring-v1-xxh3", vec!["--algo", "ring", "--vnodes", "1", "--nodes", &c10]),
+        ("ring-v100-xxh3-seed7", vec!["--algo", "ring", "--vnodes", "100", "--seed", "7", "--nodes", &c7]),
+        ("ring-v64-xxh64", vec!["--algo", "ring", "--vnodes", "64", "--hash", "xxh64", "--nodes", &c5]),
+        ("ring-v64-murmur3", vec!["--algo", "ring", "--vnodes", "64", "--hash", "murmur3", "--nodes", &c5]),
+        ("ring-v64-md5", vec!["--algo", "ring", "--vnodes", "64", "--hash", "md5", "--nodes", &c5]),
+        ("ring-v160-weighted", vec!["--algo", "ring", "--nodes-file", weighted_file]),
+        ("jump-xxh3", vec!["--algo", "jump", "--nodes", &c10]),
+        ("modulo-xxh3", vec!["--algo", "modulo", "--hash", "xxh3", "--nodes", &c10]),
+        ("rendezvous-xxh3", vec!["--algo", "rendezvous", "--nodes", &c10]),
+        ("rendezvous-weighted", vec!["--algo", "rendezvous", "--nodes-file", weighted_file]),
+        ("slots-redis-cli-5", vec!["--algo", "slots", "--nodes", &c5]),
+        ("ketama-libketama-weighted", vec!["--algo", "ketama", "--nodes-file", weighted_file]),
+        ("ketama-uhashring", vec!["--algo", "ketama", "--variant", "uhashring", "--nodes", &c10]),
+        ("ketama-libmemcached", vec!["--algo", "ketama", "--variant", "libmemcached", "--nodes", &c10]),
+        ("ketama-spymemcached", vec!["--algo", "ketama", "--variant", "spymemcached", "--nodes", &c10]),
+        ("ketama-python-hash-ring", vec!["--algo", "ketama", "--variant", "python-hash-ring", "--nodes", &c10]),
+        // Not reachable from the CLI yet: rendezvous-go (Rendezvous::go_rendezvous has no flag).
+    ];
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for (name, flags) in configs {
+        let path = dir.join(format!("{name}.csv"));
+        let frozen = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let rows: Vec<(String, String)> = frozen
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let (k, n) = l.split_once(',').unwrap();
+                (k.to_owned(), n.to_owned())
+            })
+            .collect();
+        assert!(rows.len() > 500, "{name}");
+        let input: String = rows.iter().map(|(k, _)| format!("{k}\n")).collect();
+        let mut args = vec!["route", "--input", "hex"];
+        args.extend(flags);
+        assert_eq!(pairs(&ok(&args, input.as_bytes())), rows, "{name}");
+    }
+}
+
+#[test]
+fn exit_status_separates_usage_from_input_errors() {
+    assert_eq!(run(&["route", "--algo", "ring", "--nodes", "a", "--bogus"], b"").status.code(), Some(2));
+    assert_eq!(run(&["route", "--algo", "ring", "--nodes", "a,a", "k"], b"").status.code(), Some(1));
+    assert_eq!(run(&["route", "--algo", "ring", "--nodes", "a", "--input", "hex"], b"0\n").status.code(), Some(1));
+}
