@@ -466,51 +466,99 @@ fn push_decimal(buf: &mut Vec<u8>, mut v: u32) {
     buf.extend_from_slice(&tmp[pos..]);
 }
 
-/// Stable LSD radix sort of `keys` (11-bit digits, 6 passes, constant digits skipped), moving
-/// `vals` along. O(n); the capacities of the returned vectors equal their lengths.
+/// Stable radix sort of `keys` (8-bit digits), moving `vals` along; O(n), and the capacities
+/// of the sorted vectors equal their lengths.
+///
+/// Large inputs first split by the top byte (one pass over memory, 2 × 256 write streams),
+/// then LSD-sort each of the 256 buckets while it sits in cache, buckets spread over the rayon
+/// pool. A plain LSD over the whole array measured ~3× slower at 1.6M points: each of its 8
+/// passes scatters across memory that no longer fits in cache.
 fn radix_sort(keys: &mut Vec<u64>, vals: &mut Vec<u32>) {
-    const BITS: u32 = 11;
-    const BUCKETS: usize = 1 << BITS;
-    const PASSES: usize = 6;
     let n = keys.len();
-    if n < 256 {
-        let mut pairs: Vec<(u64, u32)> = keys.iter().copied().zip(vals.iter().copied()).collect();
-        pairs.sort_by_key(|p| p.0);
-        for (i, (k, v)) in pairs.into_iter().enumerate() {
-            keys[i] = k;
-            vals[i] = v;
+    let mut k2 = vec![0u64; n];
+    let mut v2 = vec![0u32; n];
+    if n < (1 << 15) {
+        if lsd(keys, vals, &mut k2, &mut v2, 8) {
+            std::mem::swap(keys, &mut k2);
+            std::mem::swap(vals, &mut v2);
         }
         return;
     }
-    let mut hist = vec![[0u32; BUCKETS]; PASSES];
+    // MSD pass on the top byte into (k2, v2).
+    let mut offs = [0usize; 257];
     for &k in keys.iter() {
-        for (p, h) in hist.iter_mut().enumerate() {
-            h[((k >> (p as u32 * BITS)) as usize) & (BUCKETS - 1)] += 1;
+        offs[(k >> 56) as usize + 1] += 1;
+    }
+    for d in 0..256 {
+        offs[d + 1] += offs[d];
+    }
+    let mut at = offs;
+    for (&k, &v) in keys.iter().zip(vals.iter()) {
+        let d = (k >> 56) as usize;
+        k2[at[d]] = k;
+        v2[at[d]] = v;
+        at[d] += 1;
+    }
+    // Each bucket: LSD on the low 7 bytes, using the original arrays as scratch.
+    let mut jobs = Vec::with_capacity(256);
+    let (mut ka, mut va, mut kb, mut vb) = (&mut k2[..], &mut v2[..], &mut keys[..], &mut vals[..]);
+    for d in 0..256 {
+        let len = offs[d + 1] - offs[d];
+        let (k_head, k_tail) = ka.split_at_mut(len);
+        let (v_head, v_tail) = va.split_at_mut(len);
+        let (sk_head, sk_tail) = kb.split_at_mut(len);
+        let (sv_head, sv_tail) = vb.split_at_mut(len);
+        jobs.push((k_head, v_head, sk_head, sv_head));
+        (ka, va, kb, vb) = (k_tail, v_tail, sk_tail, sv_tail);
+    }
+    let run = |(k, v, sk, sv): &mut (&mut [u64], &mut [u32], &mut [u64], &mut [u32])| {
+        if lsd(k, v, sk, sv, 7) {
+            k.copy_from_slice(sk);
+            v.copy_from_slice(sv);
+        }
+    };
+    {
+        use rayon::prelude::*;
+        jobs.par_iter_mut().for_each(run);
+    }
+    drop(jobs);
+    std::mem::swap(keys, &mut k2);
+    std::mem::swap(vals, &mut v2);
+}
+
+/// Stable LSD radix sort of `(k, v)` on the low `passes` bytes, ping-ponging with `(sk, sv)`;
+/// passes whose byte is the same for every key are skipped. Returns whether the sorted data
+/// ended in the scratch arrays.
+fn lsd(k: &mut [u64], v: &mut [u32], sk: &mut [u64], sv: &mut [u32], passes: usize) -> bool {
+    let n = k.len();
+    let mut hist = [[0usize; 256]; 8];
+    for &x in k.iter() {
+        for (p, h) in hist.iter_mut().enumerate().take(passes) {
+            h[((x >> (8 * p)) & 0xff) as usize] += 1;
         }
     }
-    let mut k2 = vec![0u64; n];
-    let mut v2 = vec![0u32; n];
-    for (p, h) in hist.iter_mut().enumerate() {
-        if h.iter().any(|&c| c as usize == n) {
+    let mut in_scratch = false;
+    for (p, h) in hist.iter_mut().enumerate().take(passes) {
+        if h.iter().any(|&c| c == n) {
             continue;
         }
-        let mut sum = 0u32;
+        let mut sum = 0;
         for c in h.iter_mut() {
             let t = *c;
             *c = sum;
             sum += t;
         }
-        let shift = p as u32 * BITS;
-        for (&k, &v) in keys.iter().zip(vals.iter()) {
-            let d = ((k >> shift) as usize) & (BUCKETS - 1);
-            let at = h[d] as usize;
-            k2[at] = k;
-            v2[at] = v;
+        let (src_k, src_v, dst_k, dst_v): (&[u64], &[u32], &mut [u64], &mut [u32]) =
+            if in_scratch { (&*sk, &*sv, &mut *k, &mut *v) } else { (&*k, &*v, &mut *sk, &mut *sv) };
+        for (&x, &y) in src_k.iter().zip(src_v) {
+            let d = ((x >> (8 * p)) & 0xff) as usize;
+            dst_k[h[d]] = x;
+            dst_v[h[d]] = y;
             h[d] += 1;
         }
-        std::mem::swap(keys, &mut k2);
-        std::mem::swap(vals, &mut v2);
+        in_scratch = !in_scratch;
     }
+    in_scratch
 }
 
 /// `hasher.hash("{name}-{i}")`, formatting into a reused buffer (the reference the fast

@@ -107,7 +107,7 @@ pub fn prefetch<T>(slice: &[T], i: usize) {
 }
 
 /// How many searches the batched kernels interleave.
-pub const BATCH: usize = 16;
+pub const BATCH: usize = 32;
 
 /// A BFS-ordered ("Eytzinger") copy of the points, plus each slot's sorted index.
 ///
