@@ -64,6 +64,7 @@ pub mod migration;
 pub mod node;
 pub mod placement;
 pub mod router;
+pub mod search;
 pub mod shared;
 
 pub use algo::anchor::Anchor;

@@ -52,6 +52,38 @@ pub(crate) fn bucket_unchecked_nonzero(mut key: u64, buckets: u32) -> u32 {
     b as u32
 }
 
+/// [`bucket`] for every key: `out[i] = bucket(keys[i], buckets)`, bit-identical, several keys
+/// per SIMD register (AVX2: 4 lanes, AVX-512: 8 lanes, two registers interleaved) on the path
+/// chosen once by [`search::active`](crate::search::active); the portable path is the scalar
+/// loop.
+///
+/// Cost: a group of lanes runs as many iterations as its slowest key (≈ ln buckets + a few),
+/// so SIMD gains grow with lane count and shrink for tiny bucket counts.
+///
+/// # Panics
+/// If `buckets == 0` or `keys.len() != out.len()`.
+pub fn bucket_batch(keys: &[u64], buckets: u32, out: &mut [u32]) {
+    bucket_batch_with(crate::search::active(), keys, buckets, out);
+}
+
+/// [`bucket_batch`] on an explicit ISA path (tests and benchmarks call each path).
+///
+/// # Panics
+/// If `buckets == 0`, `keys.len() != out.len()`, or the CPU lacks `isa`
+/// ([`Isa::is_supported`](crate::search::Isa::is_supported)).
+pub fn bucket_batch_with(isa: crate::search::Isa, keys: &[u64], buckets: u32, out: &mut [u32]) {
+    assert!(buckets > 0, "jump::bucket_batch: buckets must be at least 1");
+    assert_eq!(keys.len(), out.len(), "jump::bucket_batch: keys and out must have the same length");
+    crate::search::arch::jump_batch(isa, keys, buckets, out);
+}
+
+/// The scalar twin of the SIMD batch: [`bucket`] per key.
+pub(crate) fn bucket_batch_portable(keys: &[u64], buckets: u32, out: &mut [u32]) {
+    for (o, &k) in out.iter_mut().zip(keys) {
+        *o = bucket_unchecked_nonzero(k, buckets);
+    }
+}
+
 /// Jump hash over named nodes: hash the key bytes with the configured hasher, then jump.
 ///
 /// Node `i` of the set is bucket `i`, so append nodes at the end (and remove from the end) to
@@ -109,6 +141,24 @@ impl Router for Jump {
     fn route(&self, key: &[u8]) -> NodeId {
         NodeId::from_index(self.bucket(self.hasher.hash(key)))
     }
+    /// Hashes a chunk of keys, then jumps them all with [`bucket_batch`].
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
+        const CHUNK: usize = 256;
+        let mut hashes = [0u64; CHUNK];
+        let mut buckets = [0u32; CHUNK];
+        let n = self.nodes.len() as u32;
+        for (ks, os) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+            let m = ks.len();
+            for (h, k) in hashes.iter_mut().zip(ks) {
+                *h = self.hasher.hash(k);
+            }
+            bucket_batch(&hashes[..m], n, &mut buckets[..m]);
+            for (o, &b) in os.iter_mut().zip(&buckets[..m]) {
+                *o = NodeId::from_index(b);
+            }
+        }
+    }
     fn route_hash(&self, hash: u64) -> Result<NodeId> {
         Ok(NodeId::from_index(self.bucket(hash)))
     }
@@ -164,6 +214,41 @@ mod tests {
         assert_eq!(try_bucket(42, 0), Err(Error::ZeroBuckets));
         for key in [0u64, 1, 0xDEAD_BEEF, u64::MAX] {
             assert!(bucket(key, 1000) < 1000);
+        }
+    }
+
+    fn check_batch(keys: &[u64], buckets: u32) {
+        let want: Vec<u32> = keys.iter().map(|&k| bucket(k, buckets)).collect();
+        for isa in crate::search::Isa::ALL {
+            if !isa.is_supported() {
+                eprintln!("SKIPPED: jump batch on {} (CPU lacks it)", isa.name());
+                continue;
+            }
+            let mut out = vec![0u32; keys.len()];
+            bucket_batch_with(isa, keys, buckets, &mut out);
+            assert_eq!(out, want, "{isa:?} buckets={buckets}");
+        }
+    }
+
+    #[test]
+    fn batch_matches_scalar_edges() {
+        let mut keys: Vec<u64> = vec![0, 1, u64::MAX, u64::MAX - 1, 1 << 63, 1 << 33, (1 << 33) - 1];
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..200 {
+            x = mix64(x);
+            keys.push(x);
+        }
+        for buckets in [1u32, 2, 3, 7, 8, 1000, 65_536, 1 << 31, (1 << 31) + 1, u32::MAX - 1, u32::MAX] {
+            for len in [0, 1, 7, 8, 15, 16, 17, keys.len()] {
+                check_batch(&keys[..len], buckets);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn batch_matches_scalar(keys in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..70), buckets in 1u32..=u32::MAX) {
+            check_batch(&keys, buckets);
         }
     }
 

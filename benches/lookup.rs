@@ -1,0 +1,138 @@
+//! Search kernels over sorted points, jump SIMD vs scalar, and ring build time.
+//!
+//! Ids: `lookup/<kernel>/<points>`, `jump/<scalar|simd>/<buckets>`, `build/<points>`.
+//! `HASHROUTE_QUICK=1` runs fewer sizes with a short measurement (CI-size); the 16M size only
+//! runs outside quick mode.
+
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hashroute::search::{self, Eytzinger, Isa, Tree};
+use hashroute::{jump, Ring};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+
+/// Keys routed per timed iteration.
+const KEYS: usize = 4096;
+
+fn quick() -> bool {
+    std::env::var("HASHROUTE_QUICK").is_ok_and(|v| v == "1")
+}
+
+fn sizes() -> Vec<usize> {
+    if quick() {
+        vec![16_000, 160_000, 1_600_000]
+    } else {
+        vec![1_600, 16_000, 160_000, 1_600_000, 16_000_000]
+    }
+}
+
+fn sorted_points(n: usize, seed: u64) -> Vec<u64> {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    let mut p: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+    p.sort_unstable();
+    p
+}
+
+fn keys(seed: u64, n: usize) -> Vec<u64> {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    (0..n).map(|_| rng.gen()).collect()
+}
+
+fn short(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    if quick() {
+        g.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(600)).sample_size(10);
+    }
+}
+
+fn lookup(c: &mut Criterion) {
+    let mut g = c.benchmark_group("lookup");
+    short(&mut g);
+    g.throughput(Throughput::Elements(KEYS as u64));
+    for n in sizes() {
+        let points = sorted_points(n, 1);
+        let hs = keys(2, KEYS);
+        let tree = Tree::build(&points);
+        let eyt = Eytzinger::build(&points);
+        let mut out = vec![0usize; KEYS];
+        g.bench_with_input(BenchmarkId::new("oracle", n), &n, |b, _| {
+            b.iter(|| hs.iter().map(|&h| search::oracle(&points, h)).fold(0, |a, i| a ^ i))
+        });
+        g.bench_with_input(BenchmarkId::new("branchless", n), &n, |b, _| {
+            b.iter(|| hs.iter().map(|&h| search::branchless(&points, h)).fold(0, |a, i| a ^ i))
+        });
+        g.bench_with_input(BenchmarkId::new("eytzinger", n), &n, |b, _| {
+            b.iter(|| hs.iter().map(|&h| eyt.lookup(h)).fold(0, |a, i| a ^ i))
+        });
+        for isa in Isa::ALL.into_iter().filter(|i| i.is_supported()) {
+            g.bench_with_input(BenchmarkId::new(format!("tree-{}", isa.name()), n), &n, |b, _| {
+                b.iter(|| hs.iter().map(|&h| tree.lookup_with(isa, &points, h)).fold(0, |a, i| a ^ i))
+            });
+        }
+        g.bench_with_input(BenchmarkId::new("branchless-batch", n), &n, |b, _| {
+            b.iter(|| search::branchless_batch(&points, &hs, black_box(&mut out)))
+        });
+        for isa in Isa::ALL.into_iter().filter(|i| i.is_supported()) {
+            g.bench_with_input(BenchmarkId::new(format!("tree-batch-{}", isa.name()), n), &n, |b, _| {
+                b.iter(|| tree.lookup_batch_with(isa, &points, &hs, black_box(&mut out)))
+            });
+        }
+    }
+    g.finish();
+}
+
+fn jump_bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("jump");
+    short(&mut g);
+    g.throughput(Throughput::Elements(KEYS as u64));
+    let ks = keys(3, KEYS);
+    let mut out = vec![0u32; KEYS];
+    let buckets: &[u32] = if quick() { &[1000] } else { &[10, 1000, 100_000] };
+    for &n in buckets {
+        g.bench_with_input(BenchmarkId::new("scalar", n), &n, |b, &n| {
+            b.iter(|| {
+                for (o, &k) in out.iter_mut().zip(&ks) {
+                    *o = jump::bucket(k, n);
+                }
+                black_box(&out);
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("simd", n), &n, |b, &n| {
+            b.iter(|| jump::bucket_batch(&ks, n, black_box(&mut out)))
+        });
+    }
+    g.finish();
+}
+
+fn build(c: &mut Criterion) {
+    let mut g = c.benchmark_group("build");
+    short(&mut g);
+    g.sample_size(10);
+    let points: &[usize] = if quick() { &[160_000, 1_600_000] } else { &[160_000, 1_600_000, 16_000_000] };
+    for &p in points {
+        let nodes: Vec<String> = (0..p / 160).map(|i| format!("node-{i}")).collect();
+        g.throughput(Throughput::Elements(p as u64));
+        g.bench_with_input(BenchmarkId::from_parameter(p), &p, |b, _| {
+            b.iter(|| Ring::builder().vnodes(160).nodes(nodes.iter()).build().unwrap())
+        });
+        let ring = Ring::builder().vnodes(160).nodes(nodes.iter()).build().unwrap();
+        g.bench_with_input(BenchmarkId::new("add-node", p), &p, |b, _| {
+            b.iter(|| ring.with_node(hashroute::Node::new("extra-node")).unwrap())
+        });
+        g.bench_with_input(BenchmarkId::new("remove-node", p), &p, |b, _| {
+            b.iter(|| ring.without_node("node-7").unwrap())
+        });
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default();
+    targets = lookup, jump_bench, build
+}
+criterion_main!(benches);

@@ -1,0 +1,109 @@
+//! End-to-end routing (hash + lookup) and rayon scaling.
+//!
+//! Ids: `route/<router>-<single|batch>/<nodes>`, `route/ring-<layout>-batch/<points>`,
+//! `parallel/<threads>/<keys>`. `HASHROUTE_QUICK=1` runs fewer sizes with a short measurement.
+
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hashroute::algo::ring::Layout;
+use hashroute::{Jump, NodeId, ParRouteBatch, Ring, Router};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+
+const KEYS: usize = 4096;
+
+fn quick() -> bool {
+    std::env::var("HASHROUTE_QUICK").is_ok_and(|v| v == "1")
+}
+
+fn short(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    if quick() {
+        g.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(600)).sample_size(10);
+    }
+}
+
+/// Pre-generated 16-byte keys (seeded), outside the timed loop.
+fn keys(n: usize, seed: u64) -> Vec<[u8; 16]> {
+    let mut rng = Pcg64::seed_from_u64(seed);
+    (0..n).map(|_| rng.gen::<u128>().to_le_bytes()).collect()
+}
+
+fn names(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("node-{i}")).collect()
+}
+
+fn route(c: &mut Criterion) {
+    let mut g = c.benchmark_group("route");
+    short(&mut g);
+    g.throughput(Throughput::Elements(KEYS as u64));
+    let owned = keys(KEYS, 7);
+    let ks: Vec<&[u8]> = owned.iter().map(|k| &k[..]).collect();
+    let mut out = vec![NodeId::default(); KEYS];
+    let node_counts: &[usize] = if quick() { &[1_000, 10_000] } else { &[10, 100, 1_000, 10_000, 100_000] };
+    for &n in node_counts {
+        let ring = Ring::builder().vnodes(160).nodes(names(n)).build().unwrap();
+        let points = ring.points().len();
+        let layouts = [("oracle", Layout::Oracle), ("branchless", Layout::Branchless), ("tree", Layout::Tree)];
+        for (name, layout) in layouts {
+            let r = ring.clone().with_layout(layout);
+            g.bench_with_input(BenchmarkId::new(format!("ring-{name}-single"), points), &n, |b, _| {
+                b.iter(|| {
+                    for (o, k) in out.iter_mut().zip(&ks) {
+                        *o = r.route(k);
+                    }
+                    black_box(&out);
+                })
+            });
+            g.bench_with_input(BenchmarkId::new(format!("ring-{name}-batch"), points), &n, |b, _| {
+                b.iter(|| r.route_batch(&ks, black_box(&mut out)))
+            });
+        }
+        g.bench_with_input(BenchmarkId::new("ring", n), &n, |b, _| {
+            b.iter(|| ring.route_batch(&ks, black_box(&mut out)))
+        });
+        let jump = Jump::from_names(names(n)).unwrap();
+        g.bench_with_input(BenchmarkId::new("jump-single", n), &n, |b, _| {
+            b.iter(|| {
+                for (o, k) in out.iter_mut().zip(&ks) {
+                    *o = jump.route(k);
+                }
+                black_box(&out);
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("jump", n), &n, |b, _| {
+            b.iter(|| jump.route_batch(&ks, black_box(&mut out)))
+        });
+    }
+    g.finish();
+}
+
+fn parallel(c: &mut Criterion) {
+    let mut g = c.benchmark_group("parallel");
+    short(&mut g);
+    let ring = Ring::builder().vnodes(160).nodes(names(10_000)).build().unwrap();
+    let sizes: &[usize] = if quick() { &[4_096, 1 << 20] } else { &[1_024, 4_096, 65_536, 1 << 20] };
+    for &n in sizes {
+        let owned = keys(n, 9);
+        let ks: Vec<&[u8]> = owned.iter().map(|k| &k[..]).collect();
+        let mut out = vec![NodeId::default(); n];
+        g.throughput(Throughput::Elements(n as u64));
+        for threads in [1usize, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            g.bench_with_input(BenchmarkId::new(format!("{threads}"), n), &n, |b, _| {
+                b.iter(|| pool.install(|| ring.par_route_batch(&ks, black_box(&mut out))))
+            });
+        }
+        g.bench_with_input(BenchmarkId::new("serial", n), &n, |b, _| {
+            b.iter(|| ring.route_batch(&ks, black_box(&mut out)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, route, parallel);
+criterion_main!(benches);

@@ -1,0 +1,192 @@
+//! Every search kernel and every ISA path agrees with the `partition_point` oracle; jump's SIMD
+//! batch agrees bit for bit with the scalar paper loop; dispatch reports the path that runs.
+//!
+//! CI runs this file twice: `cargo test --test kernels` and
+//! `HASHROUTE_FORCE_PORTABLE=1 cargo test --test kernels`.
+
+use hashroute::algo::ring::Layout;
+use hashroute::search::{self, Eytzinger, Isa, Tree, LEAF, NODE};
+use hashroute::{jump, NodeId, Ring, Router};
+use proptest::prelude::*;
+
+/// The ISA paths this CPU can run; the others are reported as skipped, visibly.
+fn paths() -> Vec<Isa> {
+    Isa::ALL
+        .into_iter()
+        .filter(|isa| {
+            let ok = isa.is_supported();
+            if !ok {
+                eprintln!("SKIPPED: {} path (this CPU lacks it)", isa.name());
+            }
+            ok
+        })
+        .collect()
+}
+
+fn check(points: &[u64], hashes: &[u64]) {
+    let want: Vec<usize> = hashes.iter().map(|&h| search::oracle(points, h)).collect();
+    let got: Vec<usize> = hashes.iter().map(|&h| search::branchless(points, h)).collect();
+    assert_eq!(got, want, "branchless n={}", points.len());
+    let mut out = vec![usize::MAX; hashes.len()];
+    search::branchless_batch(points, hashes, &mut out);
+    assert_eq!(out, want, "branchless_batch n={}", points.len());
+    let e = Eytzinger::build(points);
+    let got: Vec<usize> = hashes.iter().map(|&h| e.lookup(h)).collect();
+    assert_eq!(got, want, "eytzinger n={}", points.len());
+    let t = Tree::build(points);
+    let got: Vec<usize> = hashes.iter().map(|&h| t.lookup(points, h)).collect();
+    assert_eq!(got, want, "tree dispatched n={}", points.len());
+    for isa in paths() {
+        let got: Vec<usize> = hashes.iter().map(|&h| t.lookup_with(isa, points, h)).collect();
+        assert_eq!(got, want, "tree {} n={}", isa.name(), points.len());
+        out.fill(usize::MAX);
+        t.lookup_batch_with(isa, points, hashes, &mut out);
+        assert_eq!(out, want, "tree batch {} n={}", isa.name(), points.len());
+    }
+}
+
+/// Hashes that probe every point, its neighbours, the extremes and past the end.
+fn probes(points: &[u64]) -> Vec<u64> {
+    let mut hs = vec![0, 1, u64::MAX, u64::MAX - 1, 1 << 63];
+    for &p in points {
+        hs.extend([p, p.wrapping_sub(1), p.wrapping_add(1)]);
+    }
+    hs
+}
+
+#[test]
+fn empty_array_returns_zero() {
+    check(&[], &[0, 1, u64::MAX]);
+}
+
+#[test]
+fn one_point_and_all_equal() {
+    for p in [0, 1, 42, u64::MAX] {
+        check(&[p], &probes(&[p]));
+        for n in [2, 15, 16, 17, 128, 129, 1000] {
+            let pts = vec![p; n];
+            check(&pts, &probes(&[p]));
+        }
+    }
+}
+
+#[test]
+fn sizes_0_to_300() {
+    for n in 0..=300u64 {
+        let mut pts: Vec<u64> = (0..n).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 1).collect();
+        pts.sort_unstable();
+        check(&pts, &probes(&pts));
+    }
+}
+
+#[test]
+fn around_tree_node_boundaries() {
+    // Leaf blocks of 16 points, 8 keys per node: level k covers 16·8^k points.
+    let mut sizes = Vec::new();
+    let mut span = LEAF;
+    for _ in 0..5 {
+        sizes.extend([span - 1, span, span + 1]);
+        span *= NODE;
+    }
+    for n in sizes {
+        let pts: Vec<u64> = (0..n as u64).map(|i| i * 3 + 1).collect();
+        let mut hs = probes(&pts[..pts.len().min(500)]);
+        hs.extend(probes(&pts[pts.len().saturating_sub(500)..]));
+        check(&pts, &hs);
+    }
+}
+
+#[test]
+fn dispatch_reports_the_running_path() {
+    let forced = std::env::var("HASHROUTE_FORCE_PORTABLE").is_ok_and(|v| v == "1");
+    let cap = std::env::var("HASHROUTE_MAX_ISA").unwrap_or_default();
+    let want = if forced || cap == "portable" {
+        Isa::Portable
+    } else if Isa::Avx512.is_supported() && cap != "avx2" {
+        Isa::Avx512
+    } else if Isa::Avx2.is_supported() {
+        Isa::Avx2
+    } else {
+        Isa::Portable
+    };
+    assert_eq!(search::active(), want);
+    assert_eq!(search::active_isa(), want.name());
+    eprintln!("kernels running on: {}", search::active_isa());
+}
+
+#[test]
+fn jump_batch_is_bit_identical() {
+    let mut keys: Vec<u64> = vec![0, 1, 2, u64::MAX, u64::MAX - 1, 1 << 63, (1 << 33) - 1, 1 << 33];
+    let mut x = 1u64;
+    for _ in 0..1000 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        keys.push(x);
+    }
+    let buckets = [1u32, 2, 3, 5, 16, 1000, 1 << 16, (1 << 31) - 1, 1 << 31, (1 << 31) + 1, u32::MAX];
+    for &b in &buckets {
+        let want: Vec<u32> = keys.iter().map(|&k| jump::bucket(k, b)).collect();
+        let mut out = vec![0u32; keys.len()];
+        jump::bucket_batch(&keys, b, &mut out);
+        assert_eq!(out, want, "dispatched buckets={b}");
+        for isa in paths() {
+            for len in [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, keys.len()] {
+                let mut out = vec![0u32; len];
+                jump::bucket_batch_with(isa, &keys[..len], b, &mut out);
+                assert_eq!(out, want[..len], "{} buckets={b} len={len}", isa.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn ring_layouts_route_identically() {
+    let names: Vec<String> = (0..300).map(|i| format!("node-{i}")).collect();
+    let base = Ring::builder().vnodes(100).nodes(&names).build().unwrap();
+    let keys: Vec<Vec<u8>> = (0..3000u32).map(|i| format!("key-{i}").into_bytes()).collect();
+    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+    let oracle = base.clone().with_layout(Layout::Oracle);
+    let want_all: Vec<NodeId> = refs.iter().map(|k| oracle.route(k)).collect();
+    for layout in [Layout::Auto, Layout::Branchless, Layout::Tree, Layout::Eytzinger] {
+        let r = Ring::builder().vnodes(100).nodes(&names).layout(layout).build().unwrap();
+        let single: Vec<NodeId> = refs.iter().map(|k| r.route(k)).collect();
+        assert_eq!(single, want_all, "{layout:?}");
+        let mut out = vec![NodeId::default(); refs.len()];
+        r.route_batch(&refs, &mut out);
+        assert_eq!(out, want_all, "{layout:?} batch");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn random_points_agree(mut pts in proptest::collection::vec(any::<u64>(), 0..=300), hs in proptest::collection::vec(any::<u64>(), 0..40)) {
+        pts.sort_unstable();
+        let mut all = hs;
+        all.extend(pts.iter().take(20).copied());
+        all.extend([0, u64::MAX]);
+        check(&pts, &all);
+    }
+
+    #[test]
+    fn duplicate_heavy_points_agree(mut pts in proptest::collection::vec(prop_oneof![Just(0u64), Just(7), Just(u64::MAX), 0u64..20], 0..=300), hs in proptest::collection::vec(prop_oneof![Just(0u64), Just(u64::MAX), 0u64..25], 1..20)) {
+        pts.sort_unstable();
+        check(&pts, &hs);
+    }
+
+    #[test]
+    fn larger_random_points_agree(mut pts in proptest::collection::vec(any::<u64>(), 300..3000), hs in proptest::collection::vec(any::<u64>(), 1..60)) {
+        pts.sort_unstable();
+        check(&pts, &hs);
+    }
+
+    #[test]
+    fn jump_batch_agrees(keys in proptest::collection::vec(any::<u64>(), 0..100), b in prop_oneof![1u32..10, 1u32..100_000, any::<u32>().prop_map(|b| b.max(1))]) {
+        let want: Vec<u32> = keys.iter().map(|&k| jump::bucket(k, b)).collect();
+        for isa in paths() {
+            let mut out = vec![0u32; keys.len()];
+            jump::bucket_batch_with(isa, &keys, b, &mut out);
+            prop_assert_eq!(&out, &want);
+        }
+    }
+}

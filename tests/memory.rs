@@ -1,0 +1,132 @@
+//! `Router::memory_bytes` against a counting global allocator.
+//!
+//! Each router's own heap (everything but its `NodeSet`) must match `memory_bytes() -
+//! nodes().memory_bytes()` exactly, after a build and after adding/removing a node. The
+//! `NodeSet` itself estimates its `HashMap` from `capacity()` (the std map does not expose its
+//! allocation), so it is checked within a tolerance and the gap is printed.
+//!
+//! Counters are per thread, so parallel tests (and rayon workers freeing their own scratch) do
+//! not disturb each other.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use hashroute::algo::ring::Layout as RingLayout;
+use hashroute::{Hasher, Jump, Ketama, KetamaVariant, Modulo, Node, NodeSet, RedisSlots, Rendezvous, Ring, Router};
+
+struct Counting;
+
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+}
+
+fn add(n: isize) {
+    // `try_with`: during thread teardown the slot may be gone; those bytes are not ours.
+    let _ = LIVE.try_with(|l| l.set(l.get() + n));
+}
+
+// SAFETY: every method forwards to `System` unchanged and only adds bookkeeping on the side.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        add(layout.size() as isize);
+        // SAFETY: same contract as ours, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        add(layout.size() as isize);
+        // SAFETY: same contract as ours, forwarded.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        add(-(layout.size() as isize));
+        // SAFETY: same contract as ours, forwarded.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        add(new_size as isize - layout.size() as isize);
+        // SAFETY: same contract as ours, forwarded.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn live() -> isize {
+    LIVE.with(Cell::get)
+}
+
+/// Heap bytes `f`'s result keeps alive (temporaries freed inside `f` do not count).
+fn heap_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let before = live();
+    let value = f();
+    let after = live();
+    (value, usize::try_from(after - before).expect("heap shrank"))
+}
+
+fn names(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("node-{i}")).collect()
+}
+
+/// Asserts the router's own heap (beyond its node set) is what `memory_bytes` claims.
+fn check_own<R: Router>(label: &str, set: NodeSet, make: impl FnOnce(NodeSet) -> R) {
+    let (router, heap) = heap_of(|| make(set));
+    let own_claimed = router.memory_bytes() - router.nodes().memory_bytes();
+    let inline = std::mem::size_of::<R>() - std::mem::size_of::<NodeSet>();
+    assert_eq!(own_claimed - inline, heap, "{label}: own heap");
+}
+
+#[test]
+fn routers_own_heap_is_exact() {
+    for n in [1, 10, 300] {
+        let set = || NodeSet::from_names(names(n)).unwrap();
+        for layout in
+            [RingLayout::Auto, RingLayout::Oracle, RingLayout::Branchless, RingLayout::Tree, RingLayout::Eytzinger]
+        {
+            check_own(&format!("ring {layout:?} n={n}"), set(), |s| {
+                Ring::builder().vnodes(160).layout(layout).node_set(s).build().unwrap()
+            });
+        }
+        check_own("jump", set(), |s| Jump::new(s, Hasher::default()).unwrap());
+        check_own("modulo", set(), |s| Modulo::new(s, Hasher::default()));
+        check_own("ketama", set(), |s| Ketama::new(s, KetamaVariant::default()).unwrap());
+        check_own("rendezvous", set(), |s| Rendezvous::new(s, Hasher::default()).unwrap());
+        check_own("slots", set(), |s| RedisSlots::new(s).unwrap());
+    }
+}
+
+#[test]
+fn ring_heap_is_exact_after_add_and_remove() {
+    let ring = Ring::builder().vnodes(160).nodes(names(200)).build().unwrap();
+    // The node set `with_node` builds internally, built the same way to learn its heap.
+    let (set, set_heap) = heap_of(|| ring.nodes().with_node(Node::new("extra")).unwrap());
+    drop(set);
+    let (added, heap) = heap_of(|| ring.with_node(Node::new("extra")).unwrap());
+    let inline = std::mem::size_of::<Ring>() - std::mem::size_of::<NodeSet>();
+    assert_eq!(added.memory_bytes() - added.nodes().memory_bytes() - inline, heap - set_heap, "after add");
+
+    let (set, set_heap) = heap_of(|| ring.nodes().without_node("node-7").unwrap());
+    drop(set);
+    let (removed, heap) = heap_of(|| ring.without_node("node-7").unwrap());
+    assert_eq!(removed.memory_bytes() - removed.nodes().memory_bytes() - inline, heap - set_heap, "after remove");
+}
+
+#[test]
+fn default_ring_is_under_12_8_bytes_per_point() {
+    let ring = Ring::builder().vnodes(160).nodes(names(10_000)).build().unwrap();
+    let own = ring.memory_bytes() - ring.nodes().memory_bytes();
+    let per_point = own as f64 / ring.points().len() as f64;
+    assert!(per_point <= 12.8, "{per_point:.3} bytes per point");
+    eprintln!("default ring ({:?}): {per_point:.3} bytes per point", ring.layout());
+}
+
+#[test]
+fn node_set_estimate_is_close() {
+    for n in [1, 10, 1000] {
+        let (set, heap) = heap_of(|| NodeSet::from_names(names(n)).unwrap());
+        let claimed = set.memory_bytes() - std::mem::size_of::<NodeSet>();
+        let gap = claimed as f64 / heap as f64 - 1.0;
+        eprintln!("NodeSet n={n}: claims {claimed} heap bytes, allocator saw {heap} ({:+.1}%)", gap * 100.0);
+        assert!(gap.abs() < 0.25, "NodeSet::memory_bytes off by {:.1}%", gap * 100.0);
+    }
+}
