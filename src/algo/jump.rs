@@ -7,7 +7,7 @@
 
 use std::ops::ControlFlow;
 
-use crate::algo::{mix64, Visited};
+use crate::algo::rehash_preference;
 use crate::error::{Error, Result};
 use crate::hash::{Hasher, KeyHasher};
 use crate::node::{NodeId, NodeSet};
@@ -175,36 +175,14 @@ impl Router for Jump {
 }
 
 fn preference_from_hash(hash: u64, n: u32, visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
-    let mut seen = Visited::new(n as usize);
-    let mut produced = 0u32;
-    let mut emit = |b: u32, produced: &mut u32| -> ControlFlow<()> {
-        let id = NodeId::from_index(b);
-        if seen.insert(id) {
-            *produced += 1;
-            visit(id)?;
-        }
-        ControlFlow::Continue(())
-    };
-    if emit(bucket_unchecked_nonzero(hash, n), &mut produced).is_break() {
-        return;
-    }
-    let mut i = 1u64;
-    while produced < n && i <= 4 * u64::from(n) {
-        if emit(bucket_unchecked_nonzero(mix64(hash.wrapping_add(i)), n), &mut produced).is_break() {
-            return;
-        }
-        i += 1;
-    }
-    for b in 0..n {
-        if produced == n || emit(b, &mut produced).is_break() {
-            return;
-        }
-    }
+    let route = |h: u64| NodeId::from_index(bucket_unchecked_nonzero(h, n));
+    rehash_preference(hash, n as usize, route, (0..n).map(NodeId::from_index), visit);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algo::mix64;
 
     #[test]
     fn paper_values() {

@@ -13,7 +13,7 @@
 
 use std::ops::ControlFlow;
 
-use crate::algo::{jump, mix64, Visited};
+use crate::algo::{jump, mix64, rehash_preference};
 use crate::error::{Error, Result};
 use crate::hash::{Hasher, KeyHasher};
 use crate::node::{Node, NodeId, NodeSet};
@@ -211,33 +211,8 @@ impl Router for Memento {
     /// The route, then routes of `mix64(h + i)` for i = 1..=4N (skipping repeats), then the rest
     /// in bucket order. Frozen: it decides where failover sends a down node's keys.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
-        let hash = self.hasher.hash(key);
-        let n = self.nodes.len();
-        let mut seen = Visited::new(n);
-        let mut produced = 0;
-        let mut emit = |id: NodeId| -> ControlFlow<()> {
-            if seen.insert(id) {
-                produced += 1;
-                visit(id)?;
-                if produced == n {
-                    return ControlFlow::Break(());
-                }
-            }
-            ControlFlow::Continue(())
-        };
-        if emit(self.route_from_hash(hash)).is_break() {
-            return Ok(());
-        }
-        for i in 1..=4 * n as u64 {
-            if emit(self.route_from_hash(mix64(hash.wrapping_add(i)))).is_break() {
-                return Ok(());
-            }
-        }
-        for &o in &self.owner {
-            if o != NONE && emit(NodeId::from_index(o)).is_break() {
-                return Ok(());
-            }
-        }
+        let owners = self.owner.iter().filter(|&&o| o != NONE).map(|&o| NodeId::from_index(o));
+        rehash_preference(self.hasher.hash(key), self.nodes.len(), |h| self.route_from_hash(h), owners, visit);
         Ok(())
     }
     fn memory_bytes(&self) -> usize {
