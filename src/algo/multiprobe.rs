@@ -113,14 +113,10 @@ impl MultiProbe {
     /// Index of the first point at or after `x`, wrapping to 0.
     #[inline]
     fn successor(&self, x: u64) -> usize {
-        // Plug point for `crate::search` (fast lower-bound kernels over sorted u64 arrays) once
-        // it lands; `partition_point` is the scalar reference.
-        let i = self.points.partition_point(|&p| p < x);
-        if i == self.points.len() {
-            0
-        } else {
-            i
-        }
+        // One point per node: the array is small (N points), so the plain `partition_point`
+        // search (`search::oracle`) is as fast as any index here (the ring's tree pays from ~1K
+        // points on, see `ring::TREE_MIN_POINTS`).
+        crate::search::oracle(&self.points, x)
     }
 
     /// Index (into `points`) of the winning point for a key hash.
