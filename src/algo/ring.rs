@@ -588,23 +588,46 @@ impl Router for Ring {
     fn route(&self, key: &[u8]) -> NodeId {
         NodeId::from_index(self.owners[self.point_index(self.hasher.hash(key))])
     }
-    /// Hashes a chunk of keys, runs the layout's batched search over all of them, then
-    /// prefetches and reads their owners.
+    /// Software-pipelined: hashes and searches chunk `k + 1` while the owner lines of chunk `k`
+    /// (prefetched as soon as its indices are known) arrive, then reads chunk `k`'s owners.
     fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
         assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
-        const CHUNK: usize = 256;
+        // One tree batch ([`search::BATCH`]) per chunk. Measured (loaded 2-core machine, 4096
+        // keys, min of 150 runs): 32 beat 64/96/128/256 by 2-3%/3%/4%/7% at 1.6M points and tied
+        // at 160K; a short chunk keeps each owner prefetch in flight for exactly one search.
+        const CHUNK: usize = search::BATCH;
         let mut hashes = [0u64; CHUNK];
-        let mut idx = [0usize; CHUNK];
-        for (ks, os) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+        let mut idx = [[0usize; CHUNK]; 2];
+        // The chunk whose owners are still to be read: its output, length and `idx` buffer.
+        let mut pending: Option<(&mut [NodeId], usize, usize)> = None;
+        for (n, (ks, os)) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
             let m = ks.len();
-            for (h, k) in hashes.iter_mut().zip(ks) {
-                *h = self.hasher.hash(k);
+            let cur = n & 1;
+            match self.hasher {
+                // The default hasher, called directly so the per-key loop has no enum dispatch.
+                Hasher::Xxh3 { seed: 0 } => {
+                    for (h, k) in hashes.iter_mut().zip(ks) {
+                        *h = xxhash_rust::xxh3::xxh3_64(k);
+                    }
+                }
+                hasher => {
+                    for (h, k) in hashes.iter_mut().zip(ks) {
+                        *h = hasher.hash(k);
+                    }
+                }
             }
-            self.point_index_batch(&hashes[..m], &mut idx[..m]);
-            for &i in &idx[..m] {
+            self.point_index_batch(&hashes[..m], &mut idx[cur][..m]);
+            for &i in &idx[cur][..m] {
                 search::prefetch(&self.owners, i);
             }
-            for (o, &i) in os.iter_mut().zip(&idx[..m]) {
+            if let Some((pos, pm, b)) = pending.replace((os, m, cur)) {
+                for (o, &i) in pos.iter_mut().zip(&idx[b][..pm]) {
+                    *o = NodeId::from_index(self.owners[i]);
+                }
+            }
+        }
+        if let Some((pos, pm, b)) = pending {
+            for (o, &i) in pos.iter_mut().zip(&idx[b][..pm]) {
                 *o = NodeId::from_index(self.owners[i]);
             }
         }
@@ -740,6 +763,22 @@ mod tests {
         }
         let small = Ring::builder().vnodes(10).nodes(["a", "b"]).build().unwrap();
         assert_eq!(small.layout(), Layout::Oracle);
+    }
+
+    #[test]
+    fn pipelined_route_batch_matches_route_at_chunk_edges() {
+        let names: Vec<String> = (0..50).map(|i| format!("n{i}")).collect();
+        for hasher in [Hasher::default(), Hasher::Xxh3 { seed: 7 }, Hasher::Murmur3X64 { seed: 0 }] {
+            let r = Ring::builder().vnodes(100).hasher(hasher).nodes(&names).build().unwrap();
+            for len in [0usize, 1, 255, 256, 257, 512, 513, 1000] {
+                let keys: Vec<Vec<u8>> = (0..len as u32).map(|i| format!("k{i}").into_bytes()).collect();
+                let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+                let mut out = vec![NodeId::from_index(u32::MAX); len];
+                r.route_batch(&refs, &mut out);
+                let want: Vec<NodeId> = refs.iter().map(|k| r.route(k)).collect();
+                assert_eq!(out, want, "{hasher:?} len {len}");
+            }
+        }
     }
 
     #[test]
