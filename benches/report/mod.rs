@@ -53,7 +53,9 @@ impl Machine {
             })
             .unwrap_or_else(|| std::env::consts::ARCH.to_string());
         let dirty =
-            command_line("git", &["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            // results/ is what this run rewrites; only changes to the code make the run dirty.
+            command_line("git", &["status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"])
+                .is_some_and(|s| !s.is_empty());
         Machine {
             cpu,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
