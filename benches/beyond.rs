@@ -7,25 +7,15 @@
 // `criterion_group!` generates an undocumented `pub fn benches`.
 #![allow(missing_docs)]
 
+#[path = "common/mod.rs"]
+mod common;
+use common::{keys16, quick, short};
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hashroute::{Anchor, BoundedLoads, Hasher, Jump, Maglev, Memento, MultiProbe, NodeId, NodeSet, Ring, Router};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
 
 const KEYS: usize = 4096;
-
-fn quick() -> bool {
-    std::env::var("HASHROUTE_QUICK").is_ok_and(|v| v == "1")
-}
-
-fn short(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
-    if quick() {
-        g.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(600)).sample_size(10);
-    }
-}
 
 fn sizes() -> &'static [usize] {
     if quick() {
@@ -33,12 +23,6 @@ fn sizes() -> &'static [usize] {
     } else {
         &[10, 100, 1_000, 10_000]
     }
-}
-
-/// Pre-generated 16-byte keys (seeded), outside the timed loop.
-fn keys(n: usize, seed: u64) -> Vec<[u8; 16]> {
-    let mut rng = Pcg64::seed_from_u64(seed);
-    (0..n).map(|_| rng.gen::<u128>().to_le_bytes()).collect()
 }
 
 fn set(n: usize) -> NodeSet {
@@ -49,7 +33,7 @@ fn route(c: &mut Criterion) {
     let mut g = c.benchmark_group("beyond-route");
     short(&mut g);
     g.throughput(Throughput::Elements(KEYS as u64));
-    let owned = keys(KEYS, 11);
+    let owned = keys16(KEYS, 11);
     let mut out = vec![NodeId::default(); KEYS];
     for &n in sizes() {
         let s = set(n);
@@ -111,7 +95,7 @@ fn bounded(c: &mut Criterion) {
     let mut g = c.benchmark_group("beyond-bounded");
     short(&mut g);
     g.sample_size(10);
-    let owned = keys(KEYS, 13);
+    let owned = keys16(KEYS, 13);
     g.throughput(Throughput::Elements(KEYS as u64));
     for &n in sizes() {
         let ring = std::sync::Arc::new(Ring::builder().vnodes(160).node_set(set(n)).build().unwrap());

@@ -7,8 +7,10 @@
 // criterion's macros generate undocumented functions.
 #![allow(missing_docs)]
 
+#[path = "common/mod.rs"]
+mod common;
+use common::{hashes, quick, short};
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hashroute::search::{self, Eytzinger, Isa, Tree};
@@ -18,10 +20,6 @@ use rand_pcg::Pcg64;
 
 /// Keys routed per timed iteration.
 const KEYS: usize = 4096;
-
-fn quick() -> bool {
-    std::env::var("HASHROUTE_QUICK").is_ok_and(|v| v == "1")
-}
 
 fn sizes() -> Vec<usize> {
     if quick() {
@@ -38,24 +36,13 @@ fn sorted_points(n: usize, seed: u64) -> Vec<u64> {
     p
 }
 
-fn keys(seed: u64, n: usize) -> Vec<u64> {
-    let mut rng = Pcg64::seed_from_u64(seed);
-    (0..n).map(|_| rng.gen()).collect()
-}
-
-fn short(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
-    if quick() {
-        g.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(600)).sample_size(10);
-    }
-}
-
 fn lookup(c: &mut Criterion) {
     let mut g = c.benchmark_group("lookup");
     short(&mut g);
     g.throughput(Throughput::Elements(KEYS as u64));
     for n in sizes() {
         let points = sorted_points(n, 1);
-        let hs = keys(2, KEYS);
+        let hs = hashes(KEYS, 2);
         let tree = Tree::build(&points);
         let eyt = Eytzinger::build(&points);
         let mut out = vec![0usize; KEYS];
@@ -89,7 +76,7 @@ fn jump_bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("jump");
     short(&mut g);
     g.throughput(Throughput::Elements(KEYS as u64));
-    let ks = keys(3, KEYS);
+    let ks = hashes(KEYS, 3);
     let mut out = vec![0u32; KEYS];
     let buckets: &[u32] = if quick() { &[1000] } else { &[10, 1000, 100_000] };
     for &n in buckets {

@@ -6,32 +6,16 @@
 // criterion's macros generate undocumented functions.
 #![allow(missing_docs)]
 
+#[path = "common/mod.rs"]
+mod common;
+use common::{keys16, quick, short};
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hashroute::algo::ring::Layout;
 use hashroute::{Jump, NodeId, ParRouteBatch, Ring, Router};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64;
 
 const KEYS: usize = 4096;
-
-fn quick() -> bool {
-    std::env::var("HASHROUTE_QUICK").is_ok_and(|v| v == "1")
-}
-
-fn short(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
-    if quick() {
-        g.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(600)).sample_size(10);
-    }
-}
-
-/// Pre-generated 16-byte keys (seeded), outside the timed loop.
-fn keys(n: usize, seed: u64) -> Vec<[u8; 16]> {
-    let mut rng = Pcg64::seed_from_u64(seed);
-    (0..n).map(|_| rng.gen::<u128>().to_le_bytes()).collect()
-}
 
 fn names(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("node-{i}")).collect()
@@ -41,7 +25,7 @@ fn route(c: &mut Criterion) {
     let mut g = c.benchmark_group("route");
     short(&mut g);
     g.throughput(Throughput::Elements(KEYS as u64));
-    let owned = keys(KEYS, 7);
+    let owned = keys16(KEYS, 7);
     let ks: Vec<&[u8]> = owned.iter().map(|k| &k[..]).collect();
     let mut out = vec![NodeId::default(); KEYS];
     let node_counts: &[usize] = if quick() { &[1_000, 10_000] } else { &[10, 100, 1_000, 10_000, 100_000] };
@@ -88,7 +72,7 @@ fn parallel(c: &mut Criterion) {
     let ring = Ring::builder().vnodes(160).nodes(names(10_000)).build().unwrap();
     let sizes: &[usize] = if quick() { &[4_096, 1 << 20] } else { &[1_024, 4_096, 65_536, 1 << 20] };
     for &n in sizes {
-        let owned = keys(n, 9);
+        let owned = keys16(n, 9);
         let ks: Vec<&[u8]> = owned.iter().map(|k| &k[..]).collect();
         let mut out = vec![NodeId::default(); n];
         g.throughput(Throughput::Elements(n as u64));

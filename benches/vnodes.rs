@@ -900,92 +900,97 @@ fn performance_targets() -> String {
     let get = |group: &str, function: &str, parameter: &str| {
         all.iter().find(|c| c.group == group && c.function == function && c.parameter == parameter).map(|c| c.median_ns)
     };
+    // (measure, target text, numerator id, denominator id, limit, lower is better); ids are
+    // criterion's (group, function, parameter). The build group's plain rebuild has no function
+    // name (`BenchmarkId::from_parameter`).
+    type Id = (&'static str, &'static str, &'static str);
+    let targets: [(&str, &str, Id, Id, f64, bool); 9] = [
+        (
+            "ring route, batched (default layout) / oracle single, 160K points",
+            "≤ 0.25",
+            ("route", "ring", "1000"),
+            ("route", "ring-oracle-single", "160000"),
+            0.25,
+            true,
+        ),
+        (
+            "ring route, batched (default layout) / oracle single, 1.6M points",
+            "≤ 0.167",
+            ("route", "ring", "10000"),
+            ("route", "ring-oracle-single", "1600000"),
+            1.0 / 6.0,
+            true,
+        ),
+        (
+            "same, ring forced to the tree layout (the default's layout at this size), 160K points",
+            "≤ 0.25",
+            ("route", "ring-tree-batch", "160000"),
+            ("route", "ring-oracle-single", "160000"),
+            0.25,
+            true,
+        ),
+        (
+            "same, ring forced to the tree layout, 1.6M points",
+            "≤ 0.167",
+            ("route", "ring-tree-batch", "1600000"),
+            ("route", "ring-oracle-single", "1600000"),
+            1.0 / 6.0,
+            true,
+        ),
+        (
+            "ring route, single key (tree) / oracle single, 160K points",
+            "≤ 0.667",
+            ("route", "ring-tree-single", "160000"),
+            ("route", "ring-oracle-single", "160000"),
+            1.0 / 1.5,
+            true,
+        ),
+        (
+            "jump: scalar / SIMD batch time, 1000 buckets (speed-up)",
+            "≥ 2.5",
+            ("jump", "scalar", "1000"),
+            ("jump", "simd", "1000"),
+            2.5,
+            false,
+        ),
+        (
+            "rayon: 1 thread / 2 threads time, 1M keys (speed-up)",
+            "≥ 1.6",
+            ("parallel", "1", "1048576"),
+            ("parallel", "2", "1048576"),
+            1.6,
+            false,
+        ),
+        (
+            "ring build / one-node add time, 160K points (speed-up)",
+            "≥ 5",
+            ("build", "", "160000"),
+            ("build", "add-node", "160000"),
+            5.0,
+            false,
+        ),
+        (
+            "ring build / one-node remove time, 160K points (speed-up)",
+            "≥ 5",
+            ("build", "", "160000"),
+            ("build", "remove-node", "160000"),
+            5.0,
+            false,
+        ),
+    ];
     let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut ratio =
-        |what: &str, target: &str, num: Option<f64>, den: Option<f64>, lower_is_better: bool, limit: f64| {
-            let (value, verdict) = match (num, den) {
-                (Some(a), Some(b)) if b > 0.0 => {
-                    let x = a / b;
-                    let met = if lower_is_better { x <= limit } else { x >= limit };
-                    (format!("{x:.3}"), if met { "met" } else { "not met" }.to_string())
-                }
-                _ => ("not measured".to_string(), "—".to_string()),
-            };
-            rows.push(vec![what.to_string(), target.to_string(), value, verdict]);
+    for (what, target, (ng, nf, np), (dg, df, dp), limit, lower_is_better) in targets {
+        let (value, verdict) = match (get(ng, nf, np), get(dg, df, dp)) {
+            (Some(a), Some(b)) if b > 0.0 => {
+                let x = a / b;
+                let met = if lower_is_better { x <= limit } else { x >= limit };
+                (format!("{x:.3}"), if met { "met" } else { "not met" }.to_string())
+            }
+            _ => ("not measured".to_string(), "—".to_string()),
         };
-    ratio(
-        "ring route, batched (default layout) / oracle single, 160K points",
-        "≤ 0.25",
-        get("route", "ring", "1000"),
-        get("route", "ring-oracle-single", "160000"),
-        true,
-        0.25,
-    );
-    ratio(
-        "ring route, batched (default layout) / oracle single, 1.6M points",
-        "≤ 0.167",
-        get("route", "ring", "10000"),
-        get("route", "ring-oracle-single", "1600000"),
-        true,
-        1.0 / 6.0,
-    );
-    ratio(
-        "same, ring forced to the tree layout (the default's layout at this size), 160K points",
-        "≤ 0.25",
-        get("route", "ring-tree-batch", "160000"),
-        get("route", "ring-oracle-single", "160000"),
-        true,
-        0.25,
-    );
-    ratio(
-        "same, ring forced to the tree layout, 1.6M points",
-        "≤ 0.167",
-        get("route", "ring-tree-batch", "1600000"),
-        get("route", "ring-oracle-single", "1600000"),
-        true,
-        1.0 / 6.0,
-    );
-    ratio(
-        "ring route, single key (tree) / oracle single, 160K points",
-        "≤ 0.667",
-        get("route", "ring-tree-single", "160000"),
-        get("route", "ring-oracle-single", "160000"),
-        true,
-        1.0 / 1.5,
-    );
-    ratio(
-        "jump: scalar / SIMD batch time, 1000 buckets (speed-up)",
-        "≥ 2.5",
-        get("jump", "scalar", "1000"),
-        get("jump", "simd", "1000"),
-        false,
-        2.5,
-    );
-    ratio(
-        "rayon: 1 thread / 2 threads time, 1M keys (speed-up)",
-        "≥ 1.6",
-        get("parallel", "1", "1048576"),
-        get("parallel", "2", "1048576"),
-        false,
-        1.6,
-    );
-    ratio(
-        "ring build / one-node add time, 160K points (speed-up)",
-        "≥ 5",
-        get("build", "", "160000").or_else(|| get("build", "build", "160000")),
-        get("build", "add-node", "160000"),
-        false,
-        5.0,
-    );
-    ratio(
-        "ring build / one-node remove time, 160K points (speed-up)",
-        "≥ 5",
-        get("build", "", "160000").or_else(|| get("build", "build", "160000")),
-        get("build", "remove-node", "160000"),
-        false,
-        5.0,
-    );
-    let build_ms = get("build", "", "1600000").or_else(|| get("build", "build", "1600000")).map(|ns| ns / 1e6);
+        rows.push(vec![what.to_string(), target.to_string(), value, verdict]);
+    }
+    let build_ms = get("build", "", "1600000").map(|ns| ns / 1e6);
     rows.push(vec![
         "ring build, 1.6M points (ms)".into(),
         "≤ 100".into(),

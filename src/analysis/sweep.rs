@@ -91,19 +91,7 @@ pub const NODE_COUNTS: &[usize] = &[3, 4, 8, 10, 16, 64, 100, 1000];
 
 /// A plain ring with `v` vnodes per node (xxh3).
 pub fn ring_candidate(v: u32) -> Candidate {
-    let build =
-        move |nodes: &NodeSet| -> Result<Ring> { Ring::builder().vnodes(u64::from(v)).node_set(nodes.clone()).build() };
-    Candidate {
-        name: format!("ring-v{v}"),
-        family: "ring",
-        vnodes: Some(v),
-        build: Arc::new(move |n| Ok(Box::new(build(n)?) as Box<dyn Router>)),
-        model: LoadModel::Partition(Arc::new(move |n| Ok(Partition::from_ring(&build(n)?)))),
-        consistent: true,
-        linear_lookup: false,
-        sample_divisor: 1,
-        removes_any_node: true,
-    }
+    ring_on(format!("ring-v{v}"), "ring", v, |nodes| Ok(nodes.clone()))
 }
 
 /// The node set with weights 1, 2, 3, 1, 2, 3, … by position: the weighted-ring candidate's
@@ -114,12 +102,17 @@ pub fn weighted_variant(nodes: &NodeSet) -> Result<NodeSet> {
 
 /// A ring with `v` vnodes per unit weight over [`weighted_variant`] of the cluster.
 pub fn weighted_ring_candidate(v: u32) -> Candidate {
+    ring_on(format!("ring-weighted-v{v}"), "ring-weighted", v, weighted_variant)
+}
+
+/// A ring candidate with `v` vnodes over `prepare(cluster)`: loads come exactly from its arcs.
+fn ring_on(name: String, family: &'static str, v: u32, prepare: fn(&NodeSet) -> Result<NodeSet>) -> Candidate {
     let build = move |nodes: &NodeSet| -> Result<Ring> {
-        Ring::builder().vnodes(u64::from(v)).node_set(weighted_variant(nodes)?).build()
+        Ring::builder().vnodes(u64::from(v)).node_set(prepare(nodes)?).build()
     };
     Candidate {
-        name: format!("ring-weighted-v{v}"),
-        family: "ring-weighted",
+        name,
+        family,
         vnodes: Some(v),
         build: Arc::new(move |n| Ok(Box::new(build(n)?) as Box<dyn Router>)),
         model: LoadModel::Partition(Arc::new(move |n| Ok(Partition::from_ring(&build(n)?)))),
