@@ -13,7 +13,7 @@ use common::{hashes, quick, short};
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hashroute::search::{self, Eytzinger, Isa, Tree};
+use hashroute::search::{self, Eytzinger, Isa, Radix, Tree};
 use hashroute::{jump, Ring};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -45,6 +45,7 @@ fn lookup(c: &mut Criterion) {
         let hs = hashes(KEYS, 2);
         let tree = Tree::build(&points);
         let eyt = Eytzinger::build(&points);
+        let radix = Radix::build(&points);
         let mut out = vec![0usize; KEYS];
         g.bench_with_input(BenchmarkId::new("oracle", n), &n, |b, _| {
             b.iter(|| hs.iter().map(|&h| search::oracle(&points, h)).fold(0, |a, i| a ^ i))
@@ -60,12 +61,20 @@ fn lookup(c: &mut Criterion) {
                 b.iter(|| hs.iter().map(|&h| tree.lookup_with(isa, &points, h)).fold(0, |a, i| a ^ i))
             });
         }
+        for isa in Isa::ALL.into_iter().filter(|i| i.is_supported()) {
+            g.bench_with_input(BenchmarkId::new(format!("radix-{}", isa.name()), n), &n, |b, _| {
+                b.iter(|| hs.iter().map(|&h| radix.lookup_with(isa, &points, h)).fold(0, |a, i| a ^ i))
+            });
+        }
         g.bench_with_input(BenchmarkId::new("branchless-batch", n), &n, |b, _| {
             b.iter(|| search::branchless_batch(&points, &hs, black_box(&mut out)))
         });
         for isa in Isa::ALL.into_iter().filter(|i| i.is_supported()) {
             g.bench_with_input(BenchmarkId::new(format!("tree-batch-{}", isa.name()), n), &n, |b, _| {
                 b.iter(|| tree.lookup_batch_with(isa, &points, &hs, black_box(&mut out)))
+            });
+            g.bench_with_input(BenchmarkId::new(format!("radix-batch-{}", isa.name()), n), &n, |b, _| {
+                b.iter(|| radix.lookup_batch_with(isa, &points, &hs, black_box(&mut out)))
             });
         }
     }

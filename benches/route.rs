@@ -32,7 +32,12 @@ fn route(c: &mut Criterion) {
     for &n in node_counts {
         let ring = Ring::builder().vnodes(160).nodes(names(n)).build().unwrap();
         let points = ring.points().len();
-        let layouts = [("oracle", Layout::Oracle), ("branchless", Layout::Branchless), ("tree", Layout::Tree)];
+        let layouts = [
+            ("oracle", Layout::Oracle),
+            ("branchless", Layout::Branchless),
+            ("tree", Layout::Tree),
+            ("radix", Layout::Radix),
+        ];
         for (name, layout) in layouts {
             let r = ring.clone().with_layout(layout);
             g.bench_with_input(BenchmarkId::new(format!("ring-{name}-single"), points), &n, |b, _| {

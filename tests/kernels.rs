@@ -5,7 +5,7 @@
 //! `HASHROUTE_FORCE_PORTABLE=1 cargo test --test kernels`.
 
 use hashroute::algo::ring::Layout;
-use hashroute::search::{self, Eytzinger, Isa, Tree, LEAF, NODE};
+use hashroute::search::{self, Eytzinger, Isa, Radix, Tree, LEAF, NODE};
 use hashroute::{jump, NodeId, Ring, Router};
 use proptest::prelude::*;
 
@@ -42,6 +42,16 @@ fn check(points: &[u64], hashes: &[u64]) {
         out.fill(usize::MAX);
         t.lookup_batch_with(isa, points, hashes, &mut out);
         assert_eq!(out, want, "tree batch {} n={}", isa.name(), points.len());
+    }
+    let r = Radix::build(points);
+    let got: Vec<usize> = hashes.iter().map(|&h| r.lookup(points, h)).collect();
+    assert_eq!(got, want, "radix dispatched n={}", points.len());
+    for isa in paths() {
+        let got: Vec<usize> = hashes.iter().map(|&h| r.lookup_with(isa, points, h)).collect();
+        assert_eq!(got, want, "radix {} n={}", isa.name(), points.len());
+        out.fill(usize::MAX);
+        r.lookup_batch_with(isa, points, hashes, &mut out);
+        assert_eq!(out, want, "radix batch {} n={}", isa.name(), points.len());
     }
 }
 
@@ -97,6 +107,54 @@ fn around_tree_node_boundaries() {
 }
 
 #[test]
+fn radix_bucket_edges_ranges_and_clusters() {
+    // Table sizes change at powers of two of the block count; points sit exactly on bucket
+    // starts; 32-bit (Ketama) and tiny ranges; dense clusters that overflow the 8-key window.
+    let mut x = 0x1234_5678_9abc_def0u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for blocks in [1usize, 2, 3, 4, 7, 8, 9, 63, 64, 65, 1023, 1024, 1025] {
+        for bits in [1u32, 8, 32, 63, 64] {
+            let n = blocks * LEAF;
+            let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            let mut pts: Vec<u64> = (0..n).map(|_| next() & mask).collect();
+            pts.sort_unstable();
+            let mut hs = probes(&pts[..pts.len().min(300)]);
+            hs.extend(probes(&pts[pts.len().saturating_sub(300)..]));
+            // Bucket starts for every plausible table size.
+            for k in 0..=12u32.min(bits) {
+                let shift = bits - k;
+                hs.extend((0..(1u64 << k)).take(64).flat_map(|b| {
+                    let start = b.checked_shl(shift).unwrap_or(0);
+                    [start, start.wrapping_sub(1), start.wrapping_add(1)]
+                }));
+            }
+            hs.extend((0..200).map(|_| next() & mask));
+            check(&pts, &hs);
+            // Points exactly on bucket starts.
+            let k = blocks.ilog2().clamp(1, bits);
+            let on: Vec<u64> = (0..n as u64).map(|i| (i % (1 << k)) << (bits - k)).collect();
+            let mut on = on;
+            on.sort_unstable();
+            check(&on, &probes(&on[..on.len().min(400)]));
+        }
+    }
+    // One dense cluster inside an otherwise uniform ring: windows overflow, the binary search
+    // over the rest of the bucket must land exactly.
+    let mut pts: Vec<u64> = (0..16_000).map(|_| next()).collect();
+    pts.extend((0..3_000u64).map(|i| (1 << 62) + i));
+    pts.sort_unstable();
+    let mut hs = probes(&pts[..500]);
+    hs.extend((0..3_100u64).step_by(7).map(|i| (1 << 62) + i));
+    hs.extend((0..500).map(|_| next()));
+    check(&pts, &hs);
+}
+
+#[test]
 fn dispatch_reports_the_running_path() {
     let forced = std::env::var("HASHROUTE_FORCE_PORTABLE").is_ok_and(|v| v == "1");
     let cap = std::env::var("HASHROUTE_MAX_ISA").unwrap_or_default();
@@ -146,7 +204,7 @@ fn ring_layouts_route_identically() {
     let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
     let oracle = base.clone().with_layout(Layout::Oracle);
     let want_all: Vec<NodeId> = refs.iter().map(|k| oracle.route(k)).collect();
-    for layout in [Layout::Auto, Layout::Branchless, Layout::Tree, Layout::Eytzinger] {
+    for layout in [Layout::Auto, Layout::Branchless, Layout::Tree, Layout::Radix, Layout::Eytzinger] {
         let r = Ring::builder().vnodes(100).nodes(&names).layout(layout).build().unwrap();
         let single: Vec<NodeId> = refs.iter().map(|k| r.route(k)).collect();
         assert_eq!(single, want_all, "{layout:?}");

@@ -92,9 +92,14 @@ fn routers_own_heap_is_exact() {
     warm_up();
     for n in [1, 10, 300] {
         let set = || NodeSet::from_names(names(n)).unwrap();
-        for layout in
-            [RingLayout::Auto, RingLayout::Oracle, RingLayout::Branchless, RingLayout::Tree, RingLayout::Eytzinger]
-        {
+        for layout in [
+            RingLayout::Auto,
+            RingLayout::Oracle,
+            RingLayout::Branchless,
+            RingLayout::Tree,
+            RingLayout::Radix,
+            RingLayout::Eytzinger,
+        ] {
             check_own(&format!("ring {layout:?} n={n}"), set(), |s| {
                 Ring::builder().vnodes(160).layout(layout).node_set(s).build().unwrap()
             });

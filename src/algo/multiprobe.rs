@@ -114,8 +114,8 @@ impl MultiProbe {
     #[inline]
     fn successor(&self, x: u64) -> usize {
         // One point per node: the array is small (N points), so the plain `partition_point`
-        // search (`search::oracle`) is as fast as any index here (the ring's tree pays from ~1K
-        // points on, see `ring::TREE_MIN_POINTS`).
+        // search (`search::oracle`) is as fast as any index here (the ring's index pays from ~1K
+        // points on, see `ring::INDEX_MIN_POINTS`).
         crate::search::oracle(&self.points, x)
     }
 

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::hash::{Hasher, KeyHasher};
 use crate::node::{Node, NodeId, NodeSet};
 use crate::router::Router;
-use crate::search::{self, Eytzinger, Tree};
+use crate::search::{self, Eytzinger, Radix, Tree};
 
 /// The largest vnode count per (weight-1) node a ring accepts.
 pub const MAX_VNODES: u32 = 1 << 20;
@@ -26,13 +26,12 @@ pub const MAX_POINTS: u64 = 1 << 26;
 pub const DEFAULT_VNODES: u32 = 160;
 
 /// Below this many points, [`Layout::Auto`] searches the sorted array directly with
-/// `partition_point` ([`Layout::Oracle`]); from it on, it builds the [`Layout::Tree`] index.
-/// Measured with `benches/lookup.rs` on a quiet 2-core AVX-512 machine (`scripts/report.sh`,
-/// 4096 keys per iteration, 1.6K points): oracle 53.6 µs, branchless 106 µs, branchless
-/// batched 54.4 µs, tree (AVX-512) 45.0 µs, tree batched (AVX-512) 31.2 µs. The compiler's own
-/// `partition_point` beats the hand-written branchless search at L1 sizes, and below ~1K points
-/// the index would cost more memory than it saves time.
-pub const TREE_MIN_POINTS: usize = 1024;
+/// `partition_point` ([`Layout::Oracle`]); from it on, it builds the [`Layout::Radix`] index.
+/// Measured with `benches/lookup.rs` (4096 keys per iteration, AVX2 Zen 3 VM, one run,
+/// criterion medians): at 1.6K points oracle 43.6 µs, radix 38.0 µs, radix batched 29.2 µs; at
+/// 16K oracle 73.8 µs, radix 42.0 µs. Below ~1K points the arrays sit in L1, the speed-up is
+/// small and the index (≤ 0.75 B per point) would cost more than it saves.
+pub const INDEX_MIN_POINTS: usize = 1024;
 
 /// How a ring searches its points. Every layout returns identical routes; they trade memory for
 /// lookup speed. [`Layout::Auto`] (the default) picks by size from benchmark-measured thresholds;
@@ -40,7 +39,7 @@ pub const TREE_MIN_POINTS: usize = 1024;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Layout {
-    /// [`Layout::Oracle`] below [`TREE_MIN_POINTS`] points, [`Layout::Tree`] from there on.
+    /// [`Layout::Oracle`] below [`INDEX_MIN_POINTS`] points, [`Layout::Radix`] from there on.
     #[default]
     Auto,
     /// `partition_point` over the sorted points (the reference). No index.
@@ -48,7 +47,11 @@ pub enum Layout {
     /// Branchless binary search with prefetch ([`search::branchless`]). No index.
     Branchless,
     /// Static 8-ary B+ tree over every 16th point ([`search::Tree`]): ≈ 0.57 bytes per point.
+    /// Never chosen by [`Layout::Auto`]: [`Layout::Radix`] measured faster at every size.
     Tree,
+    /// A radix table over the hash's top bits into the last point of every 16-point block
+    /// ([`search::Radix`]): ≤ 0.75 bytes per point, three dependent reads per lookup.
+    Radix,
     /// A BFS-ordered second copy of the points ([`search::Eytzinger`]): +12 bytes per point.
     /// Never chosen by [`Layout::Auto`]: the tree is as fast here without the copy.
     Eytzinger,
@@ -58,8 +61,8 @@ impl Layout {
     /// The concrete layout `self` means for a ring of `points` points.
     pub fn resolve(self, points: usize) -> Layout {
         match self {
-            Layout::Auto if points < TREE_MIN_POINTS => Layout::Oracle,
-            Layout::Auto => Layout::Tree,
+            Layout::Auto if points < INDEX_MIN_POINTS => Layout::Oracle,
+            Layout::Auto => Layout::Radix,
             other => other,
         }
     }
@@ -71,6 +74,7 @@ enum Index {
     Oracle,
     Branchless,
     Tree(Tree),
+    Radix(Radix),
     Eytzinger(Eytzinger),
 }
 
@@ -79,6 +83,7 @@ impl Index {
         match layout.resolve(points.len()) {
             Layout::Oracle => Index::Oracle,
             Layout::Tree => Index::Tree(Tree::build(points)),
+            Layout::Radix => Index::Radix(Radix::build(points)),
             Layout::Eytzinger => Index::Eytzinger(Eytzinger::build(points)),
             _ => Index::Branchless,
         }
@@ -89,6 +94,7 @@ impl Index {
             Index::Oracle => Layout::Oracle,
             Index::Branchless => Layout::Branchless,
             Index::Tree(_) => Layout::Tree,
+            Index::Radix(_) => Layout::Radix,
             Index::Eytzinger(_) => Layout::Eytzinger,
         }
     }
@@ -97,6 +103,7 @@ impl Index {
         match self {
             Index::Oracle | Index::Branchless => 0,
             Index::Tree(t) => t.memory_bytes(),
+            Index::Radix(r) => r.memory_bytes(),
             Index::Eytzinger(e) => e.memory_bytes(),
         }
     }
@@ -319,10 +326,40 @@ impl Ring {
         self.collisions
     }
 
+    /// The owner of `hash`'s point. The radix index prefetches the owner line as soon as it
+    /// knows the key's block, so the two cache misses overlap instead of queueing.
+    #[inline]
+    fn owner_of(&self, hash: u64) -> NodeId {
+        let i = match &self.index {
+            Index::Radix(r) => r.lookup_prefetching(&self.points, &self.owners, hash),
+            _ => self.point_index(hash),
+        };
+        NodeId::from_index(self.owners[i])
+    }
+
+    /// `out[k] = hasher.hash(keys[k])`.
+    #[inline]
+    fn hash_chunk(&self, keys: &[&[u8]], out: &mut [u64]) {
+        match self.hasher {
+            // The default hasher, called directly so the per-key loop has no enum dispatch.
+            Hasher::Xxh3 { seed: 0 } => {
+                for (h, k) in out.iter_mut().zip(keys) {
+                    *h = xxhash_rust::xxh3::xxh3_64(k);
+                }
+            }
+            hasher => {
+                for (h, k) in out.iter_mut().zip(keys) {
+                    *h = hasher.hash(k);
+                }
+            }
+        }
+    }
+
     /// Index of the point that owns `hash`: the first point `>= hash`, wrapping to 0.
     #[inline]
     pub fn point_index(&self, hash: u64) -> usize {
         match &self.index {
+            Index::Radix(r) => r.lookup(&self.points, hash),
             Index::Tree(t) => t.lookup(&self.points, hash),
             Index::Branchless => search::branchless(&self.points, hash),
             Index::Oracle => search::oracle(&self.points, hash),
@@ -338,6 +375,7 @@ impl Ring {
     pub fn point_index_batch(&self, hashes: &[u64], out: &mut [usize]) {
         assert_eq!(hashes.len(), out.len(), "point_index_batch: hashes and out must have the same length");
         match &self.index {
+            Index::Radix(r) => r.lookup_batch(&self.points, hashes, out),
             Index::Tree(t) => t.lookup_batch(&self.points, hashes, out),
             Index::Branchless => search::branchless_batch(&self.points, hashes, out),
             _ => {
@@ -586,36 +624,35 @@ impl Router for Ring {
     }
     #[inline]
     fn route(&self, key: &[u8]) -> NodeId {
-        NodeId::from_index(self.owners[self.point_index(self.hasher.hash(key))])
+        self.owner_of(self.hasher.hash(key))
     }
-    /// Software-pipelined: hashes and searches chunk `k + 1` while the owner lines of chunk `k`
-    /// (prefetched as soon as its indices are known) arrive, then reads chunk `k`'s owners.
+    /// Hashes a chunk of keys, then runs the batched search over it. With the radix index the
+    /// kernel prefetches each key's owner line together with its point block and reads the
+    /// owners itself; the other layouts are software-pipelined: chunk `k + 1` is hashed and
+    /// searched while the owner lines of chunk `k` (prefetched as soon as its indices are known)
+    /// arrive, then chunk `k`'s owners are read.
     fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
         assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
-        // One tree batch ([`search::BATCH`]) per chunk. Measured (loaded 2-core machine, 4096
+        // One kernel batch ([`search::BATCH`]) per chunk. Measured (loaded 2-core machine, 4096
         // keys, min of 150 runs): 32 beat 64/96/128/256 by 2-3%/3%/4%/7% at 1.6M points and tied
         // at 160K; a short chunk keeps each owner prefetch in flight for exactly one search.
         const CHUNK: usize = search::BATCH;
         let mut hashes = [0u64; CHUNK];
+        if let Index::Radix(r) = &self.index {
+            for (ks, os) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+                let hs = &mut hashes[..ks.len()];
+                self.hash_chunk(ks, hs);
+                r.owner_batch(&self.points, &self.owners, hs, os);
+            }
+            return;
+        }
         let mut idx = [[0usize; CHUNK]; 2];
         // The chunk whose owners are still to be read: its output, length and `idx` buffer.
         let mut pending: Option<(&mut [NodeId], usize, usize)> = None;
         for (n, (ks, os)) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
             let m = ks.len();
             let cur = n & 1;
-            match self.hasher {
-                // The default hasher, called directly so the per-key loop has no enum dispatch.
-                Hasher::Xxh3 { seed: 0 } => {
-                    for (h, k) in hashes.iter_mut().zip(ks) {
-                        *h = xxhash_rust::xxh3::xxh3_64(k);
-                    }
-                }
-                hasher => {
-                    for (h, k) in hashes.iter_mut().zip(ks) {
-                        *h = hasher.hash(k);
-                    }
-                }
-            }
+            self.hash_chunk(ks, &mut hashes[..m]);
             self.point_index_batch(&hashes[..m], &mut idx[cur][..m]);
             for &i in &idx[cur][..m] {
                 search::prefetch(&self.owners, i);
@@ -633,7 +670,7 @@ impl Router for Ring {
         }
     }
     fn route_hash(&self, hash: u64) -> Result<NodeId> {
-        Ok(NodeId::from_index(self.owners[self.point_index(hash)]))
+        Ok(self.owner_of(hash))
     }
     /// Dynamo's preference list: walk clockwise from the key's point, skipping nodes already
     /// produced.
@@ -743,10 +780,11 @@ mod tests {
     fn layouts_route_identically() {
         let names: Vec<String> = (0..200).map(|i| format!("n{i}")).collect();
         let base = Ring::builder().vnodes(100).nodes(&names).build().unwrap();
-        assert_eq!(base.layout(), Layout::Tree);
+        assert_eq!(base.layout(), Layout::Radix);
         let hashes: Vec<u64> = (0..5000u64).map(crate::algo::mix64).chain([0, u64::MAX]).collect();
         let want: Vec<usize> = hashes.iter().map(|&h| search::oracle(base.points(), h)).collect();
-        for layout in [Layout::Auto, Layout::Oracle, Layout::Branchless, Layout::Tree, Layout::Eytzinger] {
+        for layout in [Layout::Auto, Layout::Oracle, Layout::Branchless, Layout::Tree, Layout::Radix, Layout::Eytzinger]
+        {
             let r = base.clone().with_layout(layout);
             let got: Vec<usize> = hashes.iter().map(|&h| r.point_index(h)).collect();
             assert_eq!(got, want, "{layout:?}");

@@ -25,6 +25,9 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 
 pub(crate) mod arch;
+mod radix;
+
+pub use radix::Radix;
 
 /// The reference lookup: `points.partition_point(|&p| p < h)`, wrapping the past-the-end index
 /// to 0. O(log n), no extra memory. `points` must be sorted ascending (as for every kernel).
@@ -351,7 +354,7 @@ pub(crate) fn tree_lookup_generic(
 
 /// The last step: count inside the 16-point block `j` of the sorted array.
 #[inline(always)]
-fn leaf(points: &[u64], j: usize, h: u64, c16: &impl Fn(&[u64; LEAF], u64) -> usize) -> usize {
+pub(crate) fn leaf(points: &[u64], j: usize, h: u64, c16: &impl Fn(&[u64; LEAF], u64) -> usize) -> usize {
     let base = j * LEAF;
     match points.get(base..base + LEAF) {
         Some(block) => base + c16(block.try_into().unwrap_or(&[0; LEAF]), h),
@@ -484,9 +487,11 @@ mod tests {
         assert_eq!(branchless(points, h), want, "branchless h={h}");
         assert_eq!(Eytzinger::build(points).lookup(h), want, "eytzinger h={h}");
         let t = Tree::build(points);
+        let r = Radix::build(points);
         for isa in Isa::ALL {
             if isa.is_supported() {
                 assert_eq!(t.lookup_with(isa, points, h), want, "tree {isa:?} h={h} n={}", points.len());
+                assert_eq!(r.lookup_with(isa, points, h), want, "radix {isa:?} h={h} n={}", points.len());
             }
         }
     }

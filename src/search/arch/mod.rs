@@ -1,6 +1,6 @@
 //! ISA-specific code: the only `unsafe` of the search kernels lives here and in `x86`.
 
-use super::{Group, Isa, Tree};
+use super::{Group, Isa, Radix, Tree};
 
 #[cfg(target_arch = "x86_64")]
 mod jump_x86;
@@ -97,5 +97,60 @@ pub(crate) fn tree_batch(isa: Isa, t: &Tree, points: &[u64], hashes: &[u64], out
     {
         let _ = (t, points, hashes, out);
         panic!("search: ISA {} is not supported on this CPU", isa.name())
+    }
+}
+
+/// Radix lookup of `h <= last` in a non-empty index on `isa`, prefetching `side`'s entries for
+/// the block (an array parallel to `points`, or empty).
+///
+/// # Panics
+/// If the CPU lacks `isa`.
+#[inline]
+pub(crate) fn radix_lookup(isa: Isa, r: &Radix, points: &[u64], side: &[u32], h: u64) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::radix_lookup(isa, r, points, side, h)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        assert!(isa == Isa::Portable, "search: ISA {} is not supported on this CPU", isa.name());
+        super::radix::radix_lookup_generic(r, points, side, h, super::count8_portable, super::count16_portable)
+    }
+}
+
+/// Batched radix lookup on a SIMD path.
+///
+/// # Panics
+/// If the CPU lacks `isa`.
+pub(crate) fn radix_batch(isa: Isa, r: &Radix, points: &[u64], hashes: &[u64], out: &mut [usize]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::radix_batch(isa, r, points, hashes, out)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (r, points, hashes, out);
+        panic!("search: ISA {} is not supported on this CPU", isa.name())
+    }
+}
+
+/// The ring's batched route through a radix index on the active path (owners read in the
+/// kernel's last stage).
+pub(crate) fn radix_owner_batch(r: &Radix, points: &[u64], owners: &[u32], hashes: &[u64], out: &mut [crate::NodeId]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::radix_owner_batch(r, points, owners, hashes, out)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        super::radix::radix_batch_generic(
+            r,
+            points,
+            hashes,
+            out,
+            super::radix::Sink { side: owners, emit: |i| crate::NodeId::from_index(owners[i]) },
+            super::count8_portable,
+            super::count16_portable,
+        )
     }
 }

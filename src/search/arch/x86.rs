@@ -6,7 +6,10 @@
 
 use std::arch::x86_64::*;
 
-use crate::search::{tree_batch_generic, tree_lookup_generic, Group, Isa, Tree, LEAF, NODE};
+use crate::NodeId;
+
+use crate::search::radix::{radix_batch_generic, radix_lookup_generic, Sink};
+use crate::search::{tree_batch_generic, tree_lookup_generic, Group, Isa, Radix, Tree, LEAF, NODE};
 
 /// Cache hint for the line holding `p`.
 #[inline(always)]
@@ -91,6 +94,87 @@ fn batch_avx2(t: &Tree, points: &[u64], hashes: &[u64], out: &mut [usize]) {
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,popcnt")]
 fn batch_avx512(t: &Tree, points: &[u64], hashes: &[u64], out: &mut [usize]) {
     tree_batch_generic(t, points, hashes, out, |g, h| count8_avx512(g, h), |g, h| count16_avx512(g, h))
+}
+
+#[target_feature(enable = "avx2,popcnt")]
+fn radix_lookup_avx2(r: &Radix, points: &[u64], side: &[u32], h: u64) -> usize {
+    radix_lookup_generic(r, points, side, h, |g, h| count8_avx2(g, h), |g, h| count16_avx2(g, h))
+}
+
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,popcnt")]
+fn radix_lookup_avx512(r: &Radix, points: &[u64], side: &[u32], h: u64) -> usize {
+    radix_lookup_generic(r, points, side, h, |g, h| count8_avx512(g, h), |g, h| count16_avx512(g, h))
+}
+
+#[target_feature(enable = "avx2,popcnt")]
+fn radix_batch_avx2<T, F: Fn(usize) -> T>(r: &Radix, points: &[u64], hashes: &[u64], out: &mut [T], sink: Sink<'_, F>) {
+    radix_batch_generic(r, points, hashes, out, sink, |g, h| count8_avx2(g, h), |g, h| count16_avx2(g, h))
+}
+
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,popcnt")]
+fn radix_batch_avx512<T, F: Fn(usize) -> T>(
+    r: &Radix,
+    points: &[u64],
+    hashes: &[u64],
+    out: &mut [T],
+    sink: Sink<'_, F>,
+) {
+    radix_batch_generic(r, points, hashes, out, sink, |g, h| count8_avx512(g, h), |g, h| count16_avx512(g, h))
+}
+
+/// Radix lookup of `h <= last` on `isa` (`require`d unless it is the active one).
+#[inline]
+pub(crate) fn radix_lookup(isa: Isa, r: &Radix, points: &[u64], side: &[u32], h: u64) -> usize {
+    if isa != crate::search::active() {
+        require(isa);
+    }
+    match isa {
+        // SAFETY: `isa` is the active path (checked at detection) or `require` just checked it.
+        Isa::Avx512 => unsafe { radix_lookup_avx512(r, points, side, h) },
+        // SAFETY: as above.
+        Isa::Avx2 => unsafe { radix_lookup_avx2(r, points, side, h) },
+        Isa::Portable => {
+            radix_lookup_generic(r, points, side, h, crate::search::count8_portable, crate::search::count16_portable)
+        }
+    }
+}
+
+pub(crate) fn radix_batch(isa: Isa, r: &Radix, points: &[u64], hashes: &[u64], out: &mut [usize]) {
+    require(isa);
+    radix_batch_trusted(isa, r, points, hashes, out, Sink { side: &[], emit: |i| i });
+}
+
+/// The ring's batched route on the active path: owners read in the kernel's last stage.
+pub(crate) fn radix_owner_batch(r: &Radix, points: &[u64], owners: &[u32], hashes: &[u64], out: &mut [NodeId]) {
+    let isa = crate::search::active();
+    radix_batch_trusted(isa, r, points, hashes, out, Sink { side: owners, emit: |i| NodeId::from_index(owners[i]) });
+}
+
+/// `isa` must be supported: `require`d by the caller or returned by `active()`.
+#[inline(always)]
+fn radix_batch_trusted<T, F: Fn(usize) -> T>(
+    isa: Isa,
+    r: &Radix,
+    points: &[u64],
+    hashes: &[u64],
+    out: &mut [T],
+    sink: Sink<'_, F>,
+) {
+    match isa {
+        // SAFETY: the caller checked the CPU has the features (`require` or `active()`).
+        Isa::Avx512 => unsafe { radix_batch_avx512(r, points, hashes, out, sink) },
+        // SAFETY: as above.
+        Isa::Avx2 => unsafe { radix_batch_avx2(r, points, hashes, out, sink) },
+        Isa::Portable => radix_batch_generic(
+            r,
+            points,
+            hashes,
+            out,
+            sink,
+            crate::search::count8_portable,
+            crate::search::count16_portable,
+        ),
+    }
 }
 
 fn require(isa: Isa) {
