@@ -904,7 +904,7 @@ fn performance_targets() -> String {
     // criterion's (group, function, parameter). The build group's plain rebuild has no function
     // name (`BenchmarkId::from_parameter`).
     type Id = (&'static str, &'static str, &'static str);
-    let targets: [(&str, &str, Id, Id, f64, bool); 9] = [
+    let targets: [(&str, &str, Id, Id, f64, bool); 10] = [
         (
             "ring route, batched (default layout) / oracle single, 160K points",
             "≤ 0.25",
@@ -922,7 +922,23 @@ fn performance_targets() -> String {
             true,
         ),
         (
-            "same, ring forced to the tree layout (the default's layout at this size), 160K points",
+            "same, ring forced to the radix layout (the default's layout at this size), 160K points",
+            "≤ 0.25",
+            ("route", "ring-radix-batch", "160000"),
+            ("route", "ring-oracle-single", "160000"),
+            0.25,
+            true,
+        ),
+        (
+            "same, ring forced to the radix layout, 1.6M points",
+            "≤ 0.167",
+            ("route", "ring-radix-batch", "1600000"),
+            ("route", "ring-oracle-single", "1600000"),
+            1.0 / 6.0,
+            true,
+        ),
+        (
+            "same, ring forced to the tree layout (the previous default), 160K points",
             "≤ 0.25",
             ("route", "ring-tree-batch", "160000"),
             ("route", "ring-oracle-single", "160000"),
@@ -930,17 +946,9 @@ fn performance_targets() -> String {
             true,
         ),
         (
-            "same, ring forced to the tree layout, 1.6M points",
-            "≤ 0.167",
-            ("route", "ring-tree-batch", "1600000"),
-            ("route", "ring-oracle-single", "1600000"),
-            1.0 / 6.0,
-            true,
-        ),
-        (
-            "ring route, single key (tree) / oracle single, 160K points",
+            "ring route, single key (radix, the default) / oracle single, 160K points",
             "≤ 0.667",
-            ("route", "ring-tree-single", "160000"),
+            ("route", "ring-radix-single", "160000"),
             ("route", "ring-oracle-single", "160000"),
             1.0 / 1.5,
             true,
@@ -1022,9 +1030,9 @@ fn performance_targets() -> String {
         "\n## Performance targets\n\nRatios of criterion medians from the same run (one machine, same load), \
 so they compare like with like even on a shared machine. 4096 pre-generated 16-byte keys per \
 iteration; 160 vnodes per node. `route/ring/<nodes>` routes with the ring as built (default \
-layout, which is the tree at these sizes); `route/ring-tree-batch/<points>` is a clone forced to \
-the same layout: the two run the same code, so the gap between them is this machine's \
-run-to-run variation for that measurement.\n\n",
+layout, which is the radix index at these sizes); `route/ring-radix-batch/<points>` is a clone \
+forced to the same layout: the two run the same code on different allocations, so the gap \
+between them is this machine's run-to-run variation for that measurement.\n\n",
     );
     out.push_str(&md_table(&["measure", "target", "measured", "verdict"], &rows));
     out

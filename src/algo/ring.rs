@@ -6,7 +6,7 @@
 //!
 //! Layout: struct-of-arrays, `points: Vec<u64>` sorted ascending and `owners: Vec<u32>` beside
 //! it, 12 bytes per point, plus a small search index on top of the points chosen by size
-//! ([`Layout`]): ≤ 12.6 bytes per point in total by default. Never a tree map: the sorted array
+//! ([`Layout`]): ≤ 12.75 bytes per point in total by default. Never a tree map: the sorted array
 //! is what the search kernels ([`crate::search`]) run on.
 
 use std::ops::ControlFlow;
@@ -53,7 +53,7 @@ pub enum Layout {
     /// ([`search::Radix`]): ≤ 0.75 bytes per point, three dependent reads per lookup.
     Radix,
     /// A BFS-ordered second copy of the points ([`search::Eytzinger`]): +12 bytes per point.
-    /// Never chosen by [`Layout::Auto`]: the tree is as fast here without the copy.
+    /// Never chosen by [`Layout::Auto`]: the radix index is faster here without the copy.
     Eytzinger,
 }
 
@@ -118,7 +118,7 @@ impl Index {
 ///   depend on the order the nodes were given in; [`Ring::collisions`] counts them.
 /// - **Cost**: `route` = one hash + one search over `V·N` points, O(log(V·N)) (see [`Layout`]);
 ///   `route_batch` interleaves the searches of many keys. Memory: 12 bytes per point plus the
-///   layout's index (≤ 0.6 bytes per point by default) plus the node set. Build: O(P) radix sort
+///   layout's index (≤ 0.75 bytes per point by default) plus the node set. Build: O(P) radix sort
 ///   for P points; adding or removing a node merges into the existing arrays in O(P).
 #[derive(Clone, Debug)]
 pub struct Ring {
@@ -238,7 +238,8 @@ impl Ring {
         Ring { nodes, hasher, vnodes, points, owners, collisions, layout, index }
     }
 
-    /// The same ring searched with `layout` (rebuilds only the index, O(P / 16) for the tree).
+    /// The same ring searched with `layout` (rebuilds only the index, O(P / 16) for the tree and
+    /// the radix index).
     pub fn with_layout(mut self, layout: Layout) -> Ring {
         self.layout = layout;
         self.index = Index::build(layout, &self.points);
@@ -367,7 +368,7 @@ impl Ring {
         }
     }
 
-    /// [`Ring::point_index`] for many hashes at once, interleaving the searches (tree and
+    /// [`Ring::point_index`] for many hashes at once, interleaving the searches (radix, tree and
     /// branchless layouts) so their cache misses overlap.
     ///
     /// # Panics

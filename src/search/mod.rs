@@ -10,9 +10,12 @@
 //! | [`branchless`] | none | binary search without branches, prefetching both next midpoints |
 //! | [`Eytzinger`] | 12 B per point (a second copy) | BFS-ordered copy, prefetching 4 levels ahead |
 //! | [`Tree`] | ≈ 0.57 B per point | static 8-ary B+ tree over every 16th point, SIMD node search |
+//! | [`Radix`] | ≤ 0.75 B per point | the hash's top bits index an 8-key window of block maxima: 3 reads |
 //!
-//! Batched variants ([`Tree::lookup_batch`], [`branchless_batch`]) interleave many independent
-//! searches so their cache misses overlap instead of queueing one after another.
+//! Batched variants ([`Radix::lookup_batch`], [`Tree::lookup_batch`], [`branchless_batch`])
+//! interleave many independent searches so their cache misses overlap instead of queueing one
+//! after another. The ring uses [`Radix`] by default: it measured faster than the tree at every
+//! size from 1.6K to 1.6M points, single and batched (benches/lookup.rs; results/REPORT.md).
 //!
 //! The SIMD width is chosen once per process ([`active`]): AVX-512 or AVX2 on x86_64 when the CPU
 //! has it, else the portable code (always compiled and tested). `HASHROUTE_FORCE_PORTABLE=1`
