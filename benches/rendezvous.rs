@@ -44,7 +44,7 @@ fn route_all(r: &Rendezvous, keys: &[u64]) -> u32 {
 }
 
 fn bench(c: &mut Criterion) {
-    eprintln!("rendezvous: dispatch chose {}", active_isa().name());
+    eprintln!("rendezvous: dispatch's widest path is {}", active_isa().name());
     let keys = key_hashes();
     let mut group = c.benchmark_group("rendezvous");
     group.throughput(Throughput::Elements(KEYS as u64));

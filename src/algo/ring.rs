@@ -273,10 +273,50 @@ impl Ring {
         if 2 * fresh_total > total {
             return Ring::from_parts(new_nodes, self.hasher, self.vnodes, self.layout);
         }
-        let by_name: Vec<u32> = name_order(&new_nodes).into_iter().filter(|&id| !kept_new[id as usize]).collect();
+        // Only the fresh nodes need their name order (sorting all names cost more than the merge).
+        let mut by_name: Vec<u32> = (0..new_nodes.len() as u32).filter(|&id| !kept_new[id as usize]).collect();
+        by_name.sort_unstable_by(|&a, &b| {
+            new_nodes.name(NodeId::from_index(a)).cmp(new_nodes.name(NodeId::from_index(b)))
+        });
         let (fp, fo) = generate_sorted(&new_nodes, &self.hasher, &new_counts, &by_name);
         let mut points = Vec::with_capacity(total);
         let mut owners = Vec::with_capacity(total);
+        if remap.iter().enumerate().all(|(old, &new)| new == old as u32) {
+            // Every old node kept under its id (an added node): copy the runs of old points
+            // between fresh points wholesale instead of visiting each old point. Measured at
+            // 160K points: the per-point merge below made an add only 3.9× faster than a rebuild.
+            let name_of = |o: u32| new_nodes.name(NodeId::from_index(o));
+            let mut from = 0;
+            for (&x, &o) in fp.iter().zip(&fo) {
+                let mut at = from + self.points[from..].partition_point(|&p| p < x);
+                // Equal points are ordered by name.
+                while at < self.points.len() && self.points[at] == x && name_of(self.owners[at]) < name_of(o) {
+                    at += 1;
+                }
+                points.extend_from_slice(&self.points[from..at]);
+                owners.extend_from_slice(&self.owners[from..at]);
+                points.push(x);
+                owners.push(o);
+                from = at;
+            }
+            points.extend_from_slice(&self.points[from..]);
+            owners.extend_from_slice(&self.owners[from..]);
+            return Ok(Ring::assemble(new_nodes, self.hasher, self.vnodes, self.layout, points, owners));
+        }
+        if let Some(gone) = one_removed(&remap).filter(|_| fp.is_empty()) {
+            // One node removed, every other kept (ids above it shift down by one): copy the runs
+            // between its points wholesale, renumbering owners arithmetically.
+            let renumber = |o: &u32| o - u32::from(*o > gone);
+            let mut from = 0;
+            for (i, _) in self.owners.iter().enumerate().filter(|(_, &o)| o == gone) {
+                points.extend_from_slice(&self.points[from..i]);
+                owners.extend(self.owners[from..i].iter().map(renumber));
+                from = i + 1;
+            }
+            points.extend_from_slice(&self.points[from..]);
+            owners.extend(self.owners[from..].iter().map(renumber));
+            return Ok(Ring::assemble(new_nodes, self.hasher, self.vnodes, self.layout, points, owners));
+        }
         let mut f = 0;
         for (&p, &o) in self.points.iter().zip(&self.owners) {
             let o = remap[o as usize];
@@ -447,6 +487,17 @@ fn name_order(nodes: &NodeSet) -> Vec<u32> {
     let mut by_name: Vec<u32> = (0..nodes.len() as u32).collect();
     by_name.sort_unstable_by(|&a, &b| nodes.name(NodeId::from_index(a)).cmp(nodes.name(NodeId::from_index(b))));
     by_name
+}
+
+/// `Some(r)` when `remap` drops exactly old id `r` and shifts the ids above it down by one
+/// (what [`NodeSet::without_node`] does), every other node kept.
+fn one_removed(remap: &[u32]) -> Option<u32> {
+    let gone = remap.iter().position(|&n| n == u32::MAX)? as u32;
+    let shifted = remap.iter().enumerate().all(|(old, &new)| {
+        let old = old as u32;
+        old == gone || new == old - u32::from(old > gone)
+    });
+    shifted.then_some(gone)
 }
 
 /// Above this many points, point hashing is spread over the rayon pool.
@@ -763,9 +814,12 @@ mod tests {
         for hasher in [Hasher::default(), Hasher::Crc16] {
             let names: Vec<String> = (0..40).map(|i| format!("s{i}")).collect();
             let r = Ring::builder().vnodes(50).hasher(hasher).nodes(&names).build().unwrap();
-            let added = r.with_node(Node::new("s7x")).unwrap();
-            let full = Ring::builder().vnodes(50).hasher(hasher).node_set(added.nodes().clone()).build().unwrap();
-            same(&added, &full);
+            // Names sorting first, between and last: equal points order by name.
+            for extra in ["s7x", "a", "zz"] {
+                let added = r.with_node(Node::new(extra)).unwrap();
+                let full = Ring::builder().vnodes(50).hasher(hasher).node_set(added.nodes().clone()).build().unwrap();
+                same(&added, &full);
+            }
             for gone in ["s0", "s7", "s39"] {
                 let removed = r.without_node(gone).unwrap();
                 let full = Ring::builder().vnodes(50).hasher(hasher).node_set(removed.nodes().clone()).build().unwrap();

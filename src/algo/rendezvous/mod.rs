@@ -26,7 +26,7 @@ mod arch;
 mod kernel;
 
 use kernel::Kernel;
-pub use kernel::{active_isa, Isa, FORCE_PORTABLE_ENV};
+pub use kernel::{active_isa, isa_for, Isa, AVX2_MIN_NODES, FORCE_PORTABLE_ENV};
 
 use crate::algo::mix64;
 use crate::error::{Error, Result};
@@ -46,7 +46,8 @@ enum Scoring {
 ///
 /// - **Cost**: `route` = one key hash + N scores (a xor and a 64-bit mix each; weighted adds a
 ///   `ln` and a division), no allocation. Unweighted scores run on the widest SIMD path the CPU
-///   has ([`active_isa`]; 8 nodes per instruction with AVX-512), every path choosing the same node. Memory: 8 bytes per node (node hashes, name-ordered,
+///   has that pays at this node count ([`isa_for`]; 8 nodes per instruction with AVX-512, 4 with
+///   AVX2 from [`AVX2_MIN_NODES`] nodes), every path choosing the same node. Memory: 8 bytes per node (node hashes, name-ordered,
 ///   struct-of-arrays) + 4 bytes per node (ids) + 8 per node when weighted, plus the node set.
 /// - **Preference list**: nodes by descending score (O(N log N) and one allocation per call).
 ///
@@ -73,7 +74,7 @@ pub struct Rendezvous {
     ids: Vec<u32>,
     /// Weights in scan order; `None` when all are equal (the unweighted fast path).
     weights: Option<Vec<f64>>,
-    /// The unweighted kernels' path, chosen by [`active_isa`] at build time.
+    /// The unweighted kernels' path, chosen by [`isa_for`] at build time.
     kernel: Kernel,
 }
 
@@ -135,7 +136,8 @@ impl Rendezvous {
         let first = nodes.weight(NodeId::from_index(0));
         let equal = nodes.iter().all(|(_, n)| n.weight() == first);
         let weights = (!equal).then(|| order.iter().map(|&i| nodes.weight(NodeId::from_index(i))).collect());
-        Rendezvous { nodes, hasher, scoring, hashes, ids: order, weights, kernel: Kernel::detect() }
+        let kernel = Kernel::detect(nodes.len());
+        Rendezvous { nodes, hasher, scoring, hashes, ids: order, weights, kernel }
     }
 
     /// The same router running the unweighted kernels on `isa` instead of the
@@ -151,7 +153,7 @@ impl Rendezvous {
     }
 
     /// The path the unweighted kernels (`mix64`, and go-rendezvous's mixer) run on
-    /// ([`active_isa`] unless set by [`with_isa`](Rendezvous::with_isa)). Weighted routers
+    /// ([`isa_for`] its node count unless set by [`with_isa`](Rendezvous::with_isa)). Weighted routers
     /// score in scalar code whatever this says.
     pub fn isa(&self) -> Isa {
         self.kernel.isa()
@@ -393,6 +395,16 @@ mod tests {
         }
         let weighted = NodeSet::new([Node::new("a").with_weight(2.0), Node::new("b")]).unwrap();
         assert!(matches!(Rendezvous::go_rendezvous(weighted), Err(Error::Unsupported { .. })));
+    }
+
+    #[test]
+    fn kernel_follows_the_node_count() {
+        for n in [1usize, 3, AVX2_MIN_NODES - 1, AVX2_MIN_NODES, 100] {
+            let r = Rendezvous::new(NodeSet::from_names((0..n).map(|i| format!("n{i}"))).unwrap(), Hasher::default())
+                .unwrap();
+            assert_eq!(r.isa(), isa_for(n), "{n} nodes");
+            assert!(r.isa() != Isa::Avx2 || n >= AVX2_MIN_NODES);
+        }
     }
 
     #[test]
