@@ -130,28 +130,11 @@ impl Radix {
             return;
         }
         match isa {
-            Isa::Portable => radix_batch_generic(
-                self,
-                points,
-                hashes,
-                out,
-                Sink { side: &[], emit: |i| i },
-                super::count8_portable,
-                super::count16_portable,
-            ),
+            Isa::Portable => {
+                radix_batch_generic(self, points, hashes, out, super::count8_portable, super::count16_portable)
+            }
             _ => arch::radix_batch(isa, self, points, hashes, out),
         }
-    }
-
-    /// `out[k]` = the owner (`owners[i]`) of the point [`Radix::lookup`] finds for `hashes[k]`,
-    /// on the active ISA, prefetching each key's owner line together with its point block.
-    pub(crate) fn owner_batch(&self, points: &[u64], owners: &[u32], hashes: &[u64], out: &mut [crate::NodeId]) {
-        debug_assert_eq!(points.len(), self.n);
-        debug_assert_eq!(owners.len(), self.n);
-        if self.n == 0 {
-            return;
-        }
-        arch::radix_owner_batch(self, points, owners, hashes, out);
     }
 
     /// The block of `h <= last`: the first bottom index whose key is `>= h`.
@@ -188,16 +171,9 @@ impl Radix {
     }
 }
 
-/// Where a batch's answers go: `side`, an array parallel to the points (the ring's owners, or
-/// empty), has each key's block entries prefetched with the block, so `emit` (point index to
-/// output) can read them without a second cache miss.
-pub(crate) struct Sink<'a, F> {
-    pub(crate) side: &'a [u32],
-    pub(crate) emit: F,
-}
-
 /// One lookup of `h <= last` in a non-empty index, generic over the counters so each ISA gets
-/// its own inlined copy.
+/// its own inlined copy. `side` (an array parallel to the points, or empty) has the block's
+/// entries prefetched as soon as the block is known.
 #[inline(always)]
 pub(crate) fn radix_lookup_generic(
     r: &Radix,
@@ -214,19 +190,15 @@ pub(crate) fn radix_lookup_generic(
 }
 
 /// [`BATCH`](super::BATCH) lookups stage by stage; each stage prefetches what the next reads.
-///
-/// `out[k] = sink.emit(oracle(points, hashes[k]))`.
 #[inline(always)]
-pub(crate) fn radix_batch_generic<T, F: Fn(usize) -> T>(
+pub(crate) fn radix_batch_generic(
     r: &Radix,
     points: &[u64],
     hashes: &[u64],
-    out: &mut [T],
-    sink: Sink<'_, F>,
+    out: &mut [usize],
     c8: impl Fn(&[u64; NODE], u64) -> usize,
     c16: impl Fn(&[u64; LEAF], u64) -> usize,
 ) {
-    let Sink { side, emit } = sink;
     const B: usize = super::BATCH;
     for (hs, os) in hashes.chunks(B).zip(out.chunks_mut(B)) {
         let m = hs.len();
@@ -246,12 +218,9 @@ pub(crate) fn radix_batch_generic<T, F: Fn(usize) -> T>(
             arch::prefetch(points, j * LEAF);
             arch::prefetch(points, j * LEAF + LEAF / 2);
             arch::prefetch(points, j * LEAF + LEAF - 1);
-            arch::prefetch(side, j * LEAF);
-            arch::prefetch(side, j * LEAF + LEAF - 1);
         }
         for k in 0..m {
-            let i = if hs[k] > r.last { 0 } else { super::leaf(points, s[k], q[k], &c16) };
-            os[k] = emit(i);
+            os[k] = if hs[k] > r.last { 0 } else { super::leaf(points, s[k], q[k], &c16) };
         }
     }
 }

@@ -133,24 +133,3 @@ pub(crate) fn radix_batch(isa: Isa, r: &Radix, points: &[u64], hashes: &[u64], o
         panic!("search: ISA {} is not supported on this CPU", isa.name())
     }
 }
-
-/// The ring's batched route through a radix index on the active path (owners read in the
-/// kernel's last stage).
-pub(crate) fn radix_owner_batch(r: &Radix, points: &[u64], owners: &[u32], hashes: &[u64], out: &mut [crate::NodeId]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        x86::radix_owner_batch(r, points, owners, hashes, out)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        super::radix::radix_batch_generic(
-            r,
-            points,
-            hashes,
-            out,
-            super::radix::Sink { side: owners, emit: |i| crate::NodeId::from_index(owners[i]) },
-            super::count8_portable,
-            super::count16_portable,
-        )
-    }
-}

@@ -6,9 +6,7 @@
 
 use std::arch::x86_64::*;
 
-use crate::NodeId;
-
-use crate::search::radix::{radix_batch_generic, radix_lookup_generic, Sink};
+use crate::search::radix::{radix_batch_generic, radix_lookup_generic};
 use crate::search::{tree_batch_generic, tree_lookup_generic, Group, Isa, Radix, Tree, LEAF, NODE};
 
 /// Cache hint for the line holding `p`.
@@ -107,19 +105,13 @@ fn radix_lookup_avx512(r: &Radix, points: &[u64], side: &[u32], h: u64) -> usize
 }
 
 #[target_feature(enable = "avx2,popcnt")]
-fn radix_batch_avx2<T, F: Fn(usize) -> T>(r: &Radix, points: &[u64], hashes: &[u64], out: &mut [T], sink: Sink<'_, F>) {
-    radix_batch_generic(r, points, hashes, out, sink, |g, h| count8_avx2(g, h), |g, h| count16_avx2(g, h))
+fn radix_batch_avx2(r: &Radix, points: &[u64], hashes: &[u64], out: &mut [usize]) {
+    radix_batch_generic(r, points, hashes, out, |g, h| count8_avx2(g, h), |g, h| count16_avx2(g, h))
 }
 
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,popcnt")]
-fn radix_batch_avx512<T, F: Fn(usize) -> T>(
-    r: &Radix,
-    points: &[u64],
-    hashes: &[u64],
-    out: &mut [T],
-    sink: Sink<'_, F>,
-) {
-    radix_batch_generic(r, points, hashes, out, sink, |g, h| count8_avx512(g, h), |g, h| count16_avx512(g, h))
+fn radix_batch_avx512(r: &Radix, points: &[u64], hashes: &[u64], out: &mut [usize]) {
+    radix_batch_generic(r, points, hashes, out, |g, h| count8_avx512(g, h), |g, h| count16_avx512(g, h))
 }
 
 /// Radix lookup of `h <= last` on `isa` (`require`d unless it is the active one).
@@ -141,39 +133,14 @@ pub(crate) fn radix_lookup(isa: Isa, r: &Radix, points: &[u64], side: &[u32], h:
 
 pub(crate) fn radix_batch(isa: Isa, r: &Radix, points: &[u64], hashes: &[u64], out: &mut [usize]) {
     require(isa);
-    radix_batch_trusted(isa, r, points, hashes, out, Sink { side: &[], emit: |i| i });
-}
-
-/// The ring's batched route on the active path: owners read in the kernel's last stage.
-pub(crate) fn radix_owner_batch(r: &Radix, points: &[u64], owners: &[u32], hashes: &[u64], out: &mut [NodeId]) {
-    let isa = crate::search::active();
-    radix_batch_trusted(isa, r, points, hashes, out, Sink { side: owners, emit: |i| NodeId::from_index(owners[i]) });
-}
-
-/// `isa` must be supported: `require`d by the caller or returned by `active()`.
-#[inline(always)]
-fn radix_batch_trusted<T, F: Fn(usize) -> T>(
-    isa: Isa,
-    r: &Radix,
-    points: &[u64],
-    hashes: &[u64],
-    out: &mut [T],
-    sink: Sink<'_, F>,
-) {
     match isa {
-        // SAFETY: the caller checked the CPU has the features (`require` or `active()`).
-        Isa::Avx512 => unsafe { radix_batch_avx512(r, points, hashes, out, sink) },
+        // SAFETY: `require` checked the CPU has the features.
+        Isa::Avx512 => unsafe { radix_batch_avx512(r, points, hashes, out) },
         // SAFETY: as above.
-        Isa::Avx2 => unsafe { radix_batch_avx2(r, points, hashes, out, sink) },
-        Isa::Portable => radix_batch_generic(
-            r,
-            points,
-            hashes,
-            out,
-            sink,
-            crate::search::count8_portable,
-            crate::search::count16_portable,
-        ),
+        Isa::Avx2 => unsafe { radix_batch_avx2(r, points, hashes, out) },
+        Isa::Portable => {
+            radix_batch_generic(r, points, hashes, out, crate::search::count8_portable, crate::search::count16_portable)
+        }
     }
 }
 
