@@ -681,7 +681,7 @@ impl Router for Ring {
     /// Software-pipelined: hashes and searches chunk `k + 1` while the owner lines of chunk `k`
     /// (prefetched as soon as its indices are known) arrive, then reads chunk `k`'s owners.
     /// Measured against reading the owners inside the radix kernel (prefetched with each key's
-    /// point block): 0.90× its time at 160K points, a tie at 1.6M.
+    /// point block): 0.90–1.01× its time at 160K points (two ring instances), a tie at 1.6M.
     fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
         assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
         // One kernel batch ([`search::BATCH`]) per chunk. Measured (loaded 2-core machine, 4096
