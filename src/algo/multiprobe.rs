@@ -3,8 +3,10 @@
 //! One point per node on the 64-bit circle instead of a hundred virtual nodes; balance comes from
 //! hashing the *key* k times instead. Each probe finds the nearest node point clockwise, and the
 //! key goes to the node at the smallest clockwise distance over all probes. With k = 21 the
-//! peak-to-mean load is about 1.05, with 8 bytes of points per node (a 160-vnode ring needs
-//! 1920) — at the price of k binary searches per lookup.
+//! peak-to-mean load is about 1.05 (measured 1.06–1.07 at 100 and 1000 nodes with 20M keys,
+//! `examples/multiprobe_balance.rs`), with 8 bytes of points per node (a 160-vnode ring needs
+//! 1920) — at the price of k binary searches per lookup. The low end is worse: a node whose
+//! point sits just after another's takes almost nothing (std dev of node load 14–21%).
 //!
 //! Removing a node moves only its keys (each to the node that was its second-closest), and a
 //! new node takes keys only for itself: the usual consistent-hashing guarantees.
