@@ -42,7 +42,7 @@ impl Radix {
         // Buckets cover [0, 2^bits), the significant bits of the largest point, so 32-bit
         // hashes (Ketama) spread over the table as well as 64-bit ones do.
         let bits = u64::BITS - last.leading_zeros();
-        let k = if blocks == 0 { 0 } else { blocks.ilog2().clamp(1, bits.max(1)).min(bits) };
+        let k = if blocks == 0 || bits == 0 { 0 } else { blocks.ilog2().clamp(1, bits) };
         let shift = bits - k;
         let buckets = 1usize << k;
         let mut table = Vec::with_capacity(buckets + 1);
