@@ -13,7 +13,7 @@ use common::{keys16, quick, short};
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hashroute::{Anchor, BoundedLoads, Hasher, Jump, Maglev, Memento, MultiProbe, NodeId, NodeSet, Ring, Router};
+use hashroute::{Anchor, BoundedLoads, Jump, KeyHasher, Maglev, Memento, MultiProbe, NodeId, NodeSet, Ring, Router};
 
 const KEYS: usize = 4096;
 
@@ -39,18 +39,43 @@ fn route(c: &mut Criterion) {
         let s = set(n);
         // Maglev needs M >= N; 65537 covers every size here.
         let routers: Vec<(&str, Box<dyn Router>)> = vec![
-            ("maglev", Box::new(Maglev::new(s.clone(), Hasher::default(), 65537).unwrap())),
-            ("multiprobe21", Box::new(MultiProbe::new(s.clone(), Hasher::default(), 21).unwrap())),
+            (
+                "maglev",
+                Box::new(
+                    Maglev::builder()
+                        .node_set(s.clone())
+                        .hasher(KeyHasher::default())
+                        .table_size(65537)
+                        .build()
+                        .unwrap(),
+                ),
+            ),
+            (
+                "multiprobe21",
+                Box::new(
+                    MultiProbe::builder().node_set(s.clone()).hasher(KeyHasher::default()).probes(21).build().unwrap(),
+                ),
+            ),
             // Baseline: Memento with nothing removed routes exactly like jump.
-            ("jump", Box::new(Jump::new(s.clone(), Hasher::default()).unwrap())),
-            ("memento", Box::new(Memento::new(s.clone(), Hasher::default()).unwrap())),
-            ("anchor-cap2n", Box::new(Anchor::new(s.clone(), Hasher::default(), 2 * n as u32).unwrap())),
+            ("jump", Box::new(Jump::builder().node_set(s.clone()).hasher(KeyHasher::default()).build().unwrap())),
+            ("memento", Box::new(Memento::builder().node_set(s.clone()).hasher(KeyHasher::default()).build().unwrap())),
+            (
+                "anchor-cap2n",
+                Box::new(
+                    Anchor::builder()
+                        .node_set(s.clone())
+                        .hasher(KeyHasher::default())
+                        .capacity(2 * n as u32)
+                        .build()
+                        .unwrap(),
+                ),
+            ),
             (
                 "memento-10pct-removed",
                 Box::new({
-                    let mut m = Memento::new(s.clone(), Hasher::default()).unwrap();
+                    let mut m = Memento::builder().node_set(s.clone()).hasher(KeyHasher::default()).build().unwrap();
                     for i in (0..n).step_by(10) {
-                        m = m.remove(&format!("node-{i}")).unwrap();
+                        m = m.without_node(&format!("node-{i}")).unwrap();
                     }
                     m
                 }),
@@ -77,16 +102,35 @@ fn build(c: &mut Criterion) {
     for &n in sizes() {
         let s = set(n);
         g.bench_with_input(BenchmarkId::new("maglev-65537", n), &n, |b, _| {
-            b.iter(|| Maglev::new(black_box(s.clone()), Hasher::default(), 65537).unwrap())
+            b.iter(|| {
+                Maglev::builder()
+                    .node_set(black_box(s.clone()))
+                    .hasher(KeyHasher::default())
+                    .table_size(65537)
+                    .build()
+                    .unwrap()
+            })
         });
         g.bench_with_input(BenchmarkId::new("multiprobe", n), &n, |b, _| {
-            b.iter(|| MultiProbe::new(black_box(s.clone()), Hasher::default(), 21).unwrap())
+            b.iter(|| {
+                MultiProbe::builder()
+                    .node_set(black_box(s.clone()))
+                    .hasher(KeyHasher::default())
+                    .probes(21)
+                    .build()
+                    .unwrap()
+            })
         });
-        let m = Memento::new(s.clone(), Hasher::default()).unwrap();
+        let m = Memento::builder().node_set(s.clone()).hasher(KeyHasher::default()).build().unwrap();
         let victim = format!("node-{}", n / 2);
-        g.bench_with_input(BenchmarkId::new("memento-remove", n), &n, |b, _| b.iter(|| m.remove(&victim).unwrap()));
-        let a = Anchor::new(s.clone(), Hasher::default(), 2 * n as u32).unwrap();
-        g.bench_with_input(BenchmarkId::new("anchor-remove", n), &n, |b, _| b.iter(|| a.remove(&victim).unwrap()));
+        g.bench_with_input(BenchmarkId::new("memento-remove", n), &n, |b, _| {
+            b.iter(|| m.without_node(&victim).unwrap())
+        });
+        let a =
+            Anchor::builder().node_set(s.clone()).hasher(KeyHasher::default()).capacity(2 * n as u32).build().unwrap();
+        g.bench_with_input(BenchmarkId::new("anchor-remove", n), &n, |b, _| {
+            b.iter(|| a.without_node(&victim).unwrap())
+        });
     }
     g.finish();
 }

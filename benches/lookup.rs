@@ -13,7 +13,7 @@ use common::{hashes, quick, short};
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hashroute::search::{self, Eytzinger, Isa, Radix, Tree};
+use hashroute::internals::{self as search, Eytzinger, Isa, Radix, Tree};
 use hashroute::{jump, Ring};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;

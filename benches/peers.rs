@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 use hashroute::analysis::sweep::{cluster_names, sample_keys};
-use hashroute::{Anchor, Hasher, Jump, KeyHasher, Maglev, MultiProbe, NodeSet, Rendezvous, Ring, Router};
+use hashroute::{Anchor, Jump, KeyHasher, Maglev, MultiProbe, NodeSet, Rendezvous, Ring, Router};
 
 /// Live heap bytes, counted by [`Counting`].
 static LIVE: AtomicIsize = AtomicIsize::new(0);
@@ -63,7 +63,7 @@ struct Entry {
     name: &'static str,
     /// The hashroute router it is compared with.
     baseline: &'static str,
-    /// Hasher note: deterministic, or randomized / unspecified.
+    /// KeyHasher note: deterministic, or randomized / unspecified.
     hasher: &'static str,
     /// Units for the memory ratio: vnodes (rings) or nodes.
     per: &'static str,
@@ -104,7 +104,7 @@ fn measure(build: &dyn Fn(&[String]) -> Lookup, names: &[String], keys: &[Vec<u8
 }
 
 fn xxh(k: &[u8]) -> u64 {
-    Hasher::default().hash(k)
+    KeyHasher::default().hash(k)
 }
 
 #[derive(Clone)]
@@ -129,7 +129,11 @@ fn baselines() -> Vec<(&'static str, &'static str, Build)> {
             "hashroute Jump",
             "nodes",
             Box::new(|names: &[String]| {
-                let r = Jump::new(NodeSet::from_names(names).expect("valid"), Hasher::default()).expect("unit weights");
+                let r = Jump::builder()
+                    .node_set(NodeSet::from_names(names).expect("valid"))
+                    .hasher(KeyHasher::default())
+                    .build()
+                    .expect("unit weights");
                 Box::new(move |k: &[u8]| r.route(k).index()) as Lookup
             }),
         ),
@@ -137,8 +141,12 @@ fn baselines() -> Vec<(&'static str, &'static str, Build)> {
             "hashroute Maglev (M=65537)",
             "nodes",
             Box::new(|names: &[String]| {
-                let r =
-                    Maglev::new(NodeSet::from_names(names).expect("valid"), Hasher::default(), 65537).expect("valid");
+                let r = Maglev::builder()
+                    .node_set(NodeSet::from_names(names).expect("valid"))
+                    .hasher(KeyHasher::default())
+                    .table_size(65537)
+                    .build()
+                    .expect("valid");
                 Box::new(move |k: &[u8]| r.route(k).index()) as Lookup
             }),
         ),
@@ -146,8 +154,12 @@ fn baselines() -> Vec<(&'static str, &'static str, Build)> {
             "hashroute MultiProbe (21 probes)",
             "nodes",
             Box::new(|names: &[String]| {
-                let r =
-                    MultiProbe::new(NodeSet::from_names(names).expect("valid"), Hasher::default(), 21).expect("valid");
+                let r = MultiProbe::builder()
+                    .node_set(NodeSet::from_names(names).expect("valid"))
+                    .hasher(KeyHasher::default())
+                    .probes(21)
+                    .build()
+                    .expect("valid");
                 Box::new(move |k: &[u8]| r.route(k).index()) as Lookup
             }),
         ),
@@ -156,7 +168,12 @@ fn baselines() -> Vec<(&'static str, &'static str, Build)> {
             "nodes",
             Box::new(|names: &[String]| {
                 let cap = (2 * names.len()) as u32;
-                let r = Anchor::new(NodeSet::from_names(names).expect("valid"), Hasher::default(), cap).expect("valid");
+                let r = Anchor::builder()
+                    .node_set(NodeSet::from_names(names).expect("valid"))
+                    .hasher(KeyHasher::default())
+                    .capacity(cap)
+                    .build()
+                    .expect("valid");
                 Box::new(move |k: &[u8]| r.route(k).index()) as Lookup
             }),
         ),
@@ -164,7 +181,11 @@ fn baselines() -> Vec<(&'static str, &'static str, Build)> {
             "hashroute Rendezvous",
             "nodes",
             Box::new(|names: &[String]| {
-                let r = Rendezvous::new(NodeSet::from_names(names).expect("valid"), Hasher::default()).expect("valid");
+                let r = Rendezvous::builder()
+                    .node_set(NodeSet::from_names(names).expect("valid"))
+                    .hasher(KeyHasher::default())
+                    .build()
+                    .expect("valid");
                 Box::new(move |k: &[u8]| r.route(k).index()) as Lookup
             }),
         ),

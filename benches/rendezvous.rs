@@ -15,8 +15,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hashroute::algo::rendezvous::{active_isa, Isa};
-use hashroute::{Hasher, Node, NodeSet, Rendezvous, Router};
+use hashroute::internals::Isa;
+use hashroute::{KeyHasher, Node, NodeSet, Rendezvous, Router};
 
 const KEYS: usize = 256;
 const SIZES: [usize; 3] = [10, 100, 1000];
@@ -44,13 +44,17 @@ fn route_all(r: &Rendezvous, keys: &[u64]) -> u32 {
 }
 
 fn bench(c: &mut Criterion) {
-    eprintln!("rendezvous: dispatch's widest path is {}", active_isa().name());
+    eprintln!("rendezvous: dispatch's widest path is {}", Isa::active().name());
     let keys = key_hashes();
     let mut group = c.benchmark_group("rendezvous");
     group.throughput(Throughput::Elements(KEYS as u64));
     for n in SIZES {
         let names = (0..n).map(|i| format!("node-{i}"));
-        let base = Rendezvous::new(NodeSet::from_names(names).unwrap(), Hasher::default()).unwrap();
+        let base = Rendezvous::builder()
+            .node_set(NodeSet::from_names(names).unwrap())
+            .hasher(KeyHasher::default())
+            .build()
+            .unwrap();
         for isa in Isa::ALL {
             let Ok(r) = base.with_isa(isa) else {
                 eprintln!("SKIPPED: rendezvous/{}/{n} (this CPU lacks it)", isa.name());
@@ -60,7 +64,7 @@ fn bench(c: &mut Criterion) {
         }
         let weighted =
             NodeSet::new((0..n).map(|i| Node::new(format!("node-{i}")).with_weight(1.0 + (i % 5) as f64))).unwrap();
-        let w = Rendezvous::new(weighted, Hasher::default()).unwrap();
+        let w = Rendezvous::builder().node_set(weighted).hasher(KeyHasher::default()).build().unwrap();
         assert!(w.is_weighted());
         group.bench_with_input(BenchmarkId::new("weighted", n), &w, |b, w| b.iter(|| route_all(w, &keys)));
     }

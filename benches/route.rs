@@ -12,7 +12,7 @@ use common::{keys16, quick, short};
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hashroute::algo::ring::Layout;
+use hashroute::Layout;
 use hashroute::{Jump, NodeId, ParRouteBatch, Ring, Router};
 
 const KEYS: usize = 4096;

@@ -4,9 +4,9 @@
 
 #[cfg(feature = "serde")]
 fn main() -> hashroute::Result<()> {
-    use hashroute::cluster_config::{ClusterConfig, NodeConfig};
-    use hashroute::config::{Algorithm, RouterSpec};
     use hashroute::fingerprint;
+    use hashroute::{Algorithm, RouterSpec};
+    use hashroute::{ClusterConfig, NodeConfig};
 
     let config = ClusterConfig::new(
         RouterSpec::new(Algorithm::Ring).with_vnodes(160),

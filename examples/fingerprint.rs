@@ -2,7 +2,7 @@
 //!
 //! `cargo run --example fingerprint`
 
-use hashroute::{fingerprint, Hasher, Result, Ring};
+use hashroute::{fingerprint, KeyHasher, Result, Ring};
 
 fn main() -> Result<()> {
     let client = Ring::builder().vnodes(160).nodes(["a:11211", "b:11211", "c:11211"]).build()?;
@@ -11,7 +11,7 @@ fn main() -> Result<()> {
     // A misconfigured canary uses another hash seed.
     let canary = Ring::builder()
         .vnodes(160)
-        .hasher(Hasher::Xxh3 { seed: 1 })
+        .hasher(KeyHasher::Xxh3 { seed: 1 })
         .nodes(["a:11211", "b:11211", "c:11211"])
         .build()?;
 

@@ -8,7 +8,7 @@
 //!
 //! `cargo run --release --example multiprobe_balance [keys]` (about 40 s with the default 20M).
 
-use hashroute::{Hasher, MultiProbe, NodeSet, Router};
+use hashroute::{KeyHasher, MultiProbe, NodeSet, Router};
 
 fn main() -> hashroute::Result<()> {
     let keys: u64 = match std::env::args().nth(1) {
@@ -25,7 +25,7 @@ fn main() -> hashroute::Result<()> {
     for n in [100usize, 1000] {
         for cluster in 0..3u64 {
             let nodes = NodeSet::from_names((0..n).map(|i| format!("node-{cluster}-{i}")))?;
-            let router = MultiProbe::new(nodes, Hasher::default(), 21)?;
+            let router = MultiProbe::builder().node_set(nodes).hasher(KeyHasher::default()).probes(21).build()?;
             let mut load = vec![0u64; n];
             // A 64-bit LCG with an output mix: uniform key hashes, reproducible.
             let mut x = 0x1234_5678u64 ^ cluster;

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Writes tests/golden/*.csv: hashroute's frozen routes. Run once when a router or hasher is
-# added; never to "fix" a failing golden test (a changed route breaks the stability contract).
+# Writes tests/golden/: hashroute's frozen routes (*.csv from tests/golden.rs), and the frozen
+# ClusterConfig JSON/TOML texts and route fingerprints (config-*.txt, fingerprints.csv from
+# tests/golden_config.rs). Run once when a router, hasher or config option is added; never to
+# "fix" a failing golden test (a changed route breaks the stability contract).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HASHROUTE_WRITE_GOLDEN=1 cargo test --all-features --test golden -- --nocapture
+HASHROUTE_WRITE_GOLDEN=1 cargo test --all-features --test golden_config -- --nocapture
 git status --short tests/golden

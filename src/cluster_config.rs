@@ -5,8 +5,8 @@
 //! with bit-identical routes, which [`crate::fingerprint()`] can confirm:
 //!
 //! ```
-//! use hashroute::cluster_config::{ClusterConfig, NodeConfig};
-//! use hashroute::config::{Algorithm, RouterSpec};
+//! use hashroute::{ClusterConfig, NodeConfig};
+//! use hashroute::{Algorithm, RouterSpec};
 //! let config = ClusterConfig::new(
 //!     RouterSpec::new(Algorithm::Ring).with_vnodes(100),
 //!     vec![NodeConfig::new("a").with_label("zone", "eu-1a"), NodeConfig::new("b").with_weight(2.0)],
@@ -172,7 +172,7 @@ impl ClusterConfig {
 mod tests {
     use super::*;
     use crate::config::Algorithm;
-    use crate::{fingerprint, Hasher, KetamaVariant};
+    use crate::{fingerprint, KetamaVariant, KeyHasher};
 
     fn nodes() -> Vec<NodeConfig> {
         (0..12)
@@ -186,9 +186,9 @@ mod tests {
 
     fn specs() -> Vec<(RouterSpec, bool)> {
         vec![
-            (RouterSpec::new(Algorithm::Ring).with_vnodes(100).with_hasher(Hasher::Murmur3X64 { seed: 7 }), true),
+            (RouterSpec::new(Algorithm::Ring).with_vnodes(100).with_hasher(KeyHasher::Murmur3X64 { seed: 7 }), true),
             (RouterSpec::new(Algorithm::Ketama).with_ketama_variant(KetamaVariant::Libmemcached), true),
-            (RouterSpec::new(Algorithm::Rendezvous).with_hasher(Hasher::Xxh64 { seed: 3 }), true),
+            (RouterSpec::new(Algorithm::Rendezvous).with_hasher(KeyHasher::Xxh64 { seed: 3 }), true),
             (RouterSpec::new(Algorithm::Jump), false),
             (RouterSpec::new(Algorithm::Modulo), false),
             (RouterSpec::new(Algorithm::Slots), false),
@@ -240,7 +240,7 @@ mod tests {
         let vnodes = r#"{"spec": {"algorithm": "jump", "vnodes": 5}, "nodes": [{"name": "a"}]}"#;
         assert!(matches!(ClusterConfig::from_json(vnodes), Err(Error::InvalidParameter { name: "vnodes", .. })));
         let big_seed = ClusterConfig::new(
-            RouterSpec::new(Algorithm::Ring).with_hasher(Hasher::Xxh3 { seed: u64::MAX }),
+            RouterSpec::new(Algorithm::Ring).with_hasher(KeyHasher::Xxh3 { seed: u64::MAX }),
             vec![NodeConfig::new("a")],
         );
         assert!(matches!(big_seed.to_toml(), Err(Error::Malformed(_))));

@@ -6,7 +6,7 @@
 //! variant for a ring) is rejected the same way everywhere, with a one-line [`Error`].
 //!
 //! ```
-//! use hashroute::config::{Algorithm, RouterSpec};
+//! use hashroute::{Algorithm, RouterSpec};
 //! use hashroute::{NodeSet, Router};
 //! let spec = RouterSpec::new(Algorithm::Ring).with_vnodes(100);
 //! let router = spec.build(NodeSet::from_names(["a", "b", "c"]).unwrap()).unwrap();
@@ -36,7 +36,7 @@ use std::str::FromStr;
 use crate::algo::maglev::{self, DEFAULT_TABLE_SIZE, MAX_TABLE_SIZE};
 use crate::algo::multiprobe::{DEFAULT_PROBES, MAX_PROBES};
 use crate::error::{Error, Result};
-use crate::hash::Hasher;
+use crate::hash::KeyHasher;
 use crate::node::NodeSet;
 use crate::node::MAX_NODES;
 use crate::router::Router;
@@ -117,11 +117,11 @@ impl Algorithm {
 
     /// The hasher the algorithm uses when none is configured: MD5 for Ketama, CRC16 for Redis
     /// slots (both fixed by the protocols they match), xxh3 with seed 0 otherwise.
-    pub fn default_hasher(self) -> Hasher {
+    pub fn default_hasher(self) -> KeyHasher {
         match self {
-            Algorithm::Ketama => Hasher::Md5,
-            Algorithm::Slots => Hasher::Crc16,
-            _ => Hasher::default(),
+            Algorithm::Ketama => KeyHasher::Md5,
+            Algorithm::Slots => KeyHasher::Crc16,
+            _ => KeyHasher::default(),
         }
     }
 
@@ -185,7 +185,7 @@ pub struct RouterSpec {
     /// The key hasher (default [`Algorithm::default_hasher`]). Ketama accepts only MD5, Redis
     /// slots only CRC16.
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none", with = "hasher_serde"))]
-    pub hasher: Option<Hasher>,
+    pub hasher: Option<KeyHasher>,
     /// The Ketama client to be compatible with (default [`KetamaVariant::Libketama`]); Ketama
     /// only. Serialized by [`KetamaVariant::name`].
     #[cfg_attr(
@@ -228,7 +228,7 @@ impl RouterSpec {
 
     /// Sets the key hasher.
     #[must_use]
-    pub fn with_hasher(mut self, hasher: Hasher) -> RouterSpec {
+    pub fn with_hasher(mut self, hasher: KeyHasher) -> RouterSpec {
         self.hasher = Some(hasher);
         self
     }
@@ -274,7 +274,7 @@ impl RouterSpec {
 
     /// The hasher [`build`](RouterSpec::build) will use: the configured one, else the
     /// algorithm's default.
-    pub fn effective_hasher(&self) -> Hasher {
+    pub fn effective_hasher(&self) -> KeyHasher {
         self.hasher.unwrap_or_else(|| self.algorithm.default_hasher())
     }
 
@@ -385,7 +385,7 @@ impl RouterSpec {
                 if !nodes.all_unit_weight() {
                     return Err(Error::Unsupported { algorithm: "modulo", operation: "weighted nodes" });
                 }
-                Box::new(Modulo::new(nodes, hasher))
+                Box::new(Modulo::builder().node_set(nodes).hasher(hasher).build()?)
             }
             Algorithm::Ring => {
                 let mut builder = Ring::builder().hasher(hasher).node_set(nodes);
@@ -394,16 +394,30 @@ impl RouterSpec {
                 }
                 Box::new(builder.build()?)
             }
-            Algorithm::Jump => Box::new(Jump::new(nodes, hasher)?),
-            Algorithm::Ketama => Box::new(Ketama::new(nodes, self.ketama_variant.unwrap_or_default())?),
-            Algorithm::Rendezvous => Box::new(Rendezvous::new(nodes, hasher)?),
-            Algorithm::Slots => Box::new(RedisSlots::new(nodes)?),
-            Algorithm::Maglev => Box::new(Maglev::new(nodes, hasher, self.table_size.unwrap_or(DEFAULT_TABLE_SIZE))?),
-            Algorithm::MultiProbe => Box::new(MultiProbe::new(nodes, hasher, self.probes.unwrap_or(DEFAULT_PROBES))?),
-            Algorithm::Memento => Box::new(Memento::new(nodes, hasher)?),
+            Algorithm::Jump => Box::new(Jump::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::Ketama => {
+                Box::new(Ketama::builder().node_set(nodes).variant(self.ketama_variant.unwrap_or_default()).build()?)
+            }
+            Algorithm::Rendezvous => Box::new(Rendezvous::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::Slots => Box::new(RedisSlots::builder().node_set(nodes).build()?),
+            Algorithm::Maglev => Box::new(
+                Maglev::builder()
+                    .node_set(nodes)
+                    .hasher(hasher)
+                    .table_size(self.table_size.unwrap_or(DEFAULT_TABLE_SIZE))
+                    .build()?,
+            ),
+            Algorithm::MultiProbe => Box::new(
+                MultiProbe::builder()
+                    .node_set(nodes)
+                    .hasher(hasher)
+                    .probes(self.probes.unwrap_or(DEFAULT_PROBES))
+                    .build()?,
+            ),
+            Algorithm::Memento => Box::new(Memento::builder().node_set(nodes).hasher(hasher).build()?),
             Algorithm::Anchor => {
                 let capacity = self.effective_capacity(nodes.len());
-                Box::new(Anchor::new(nodes, hasher, capacity)?)
+                Box::new(Anchor::builder().node_set(nodes).hasher(hasher).capacity(capacity).build()?)
             }
         })
     }
@@ -421,11 +435,11 @@ fn names_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
 
 /// The seed a hasher was built with (0 for unseeded hashers).
 #[cfg(any(feature = "serde", test))]
-fn hasher_seed(hasher: Hasher) -> u64 {
+fn hasher_seed(hasher: KeyHasher) -> u64 {
     match hasher {
-        Hasher::Xxh3 { seed } | Hasher::Xxh64 { seed } => seed,
-        Hasher::Murmur3X64 { seed } | Hasher::Murmur3X86_32 { seed } => u64::from(seed),
-        Hasher::Md5 | Hasher::Crc16 => 0,
+        KeyHasher::Xxh3 { seed } | KeyHasher::Xxh64 { seed } => seed,
+        KeyHasher::Murmur3X64 { seed } | KeyHasher::Murmur3X86_32 { seed } => u64::from(seed),
+        KeyHasher::Md5 | KeyHasher::Crc16 => 0,
     }
 }
 
@@ -448,13 +462,13 @@ mod ketama_variant_serde {
     }
 }
 
-/// `Hasher` has no serde derive; it is written as `{ name, seed }` and read back through
-/// [`Hasher::from_name`], so a configuration file gets the same validation as the CLI.
+/// `KeyHasher` has no serde derive; it is written as `{ name, seed }` and read back through
+/// [`KeyHasher::from_name`], so a configuration file gets the same validation as the CLI.
 #[cfg(feature = "serde")]
 mod hasher_serde {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    use crate::hash::Hasher;
+    use crate::hash::KeyHasher;
 
     #[derive(Serialize, Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -464,14 +478,14 @@ mod hasher_serde {
         seed: u64,
     }
 
-    pub(super) fn serialize<S: Serializer>(hasher: &Option<Hasher>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(hasher: &Option<KeyHasher>, s: S) -> Result<S::Ok, S::Error> {
         hasher.map(|h| Repr { name: h.name().to_owned(), seed: super::hasher_seed(h) }).serialize(s)
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Hasher>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<KeyHasher>, D::Error> {
         match Option::<Repr>::deserialize(d)? {
             None => Ok(None),
-            Some(r) => Hasher::from_name(&r.name, r.seed).map(Some).map_err(serde::de::Error::custom),
+            Some(r) => KeyHasher::from_name(&r.name, r.seed).map(Some).map_err(serde::de::Error::custom),
         }
     }
 }
@@ -499,11 +513,11 @@ mod tests {
     #[test]
     fn built_routers_match_direct_construction() {
         let keys: Vec<Vec<u8>> = (0..500).map(|i| format!("key-{i}").into_bytes()).collect();
-        let h = Hasher::Murmur3X64 { seed: 9 };
+        let h = KeyHasher::Murmur3X64 { seed: 9 };
         let ring = RouterSpec::new(Algorithm::Ring).with_vnodes(40).with_hasher(h).build(nodes()).unwrap();
         let direct = Ring::builder().vnodes(40).hasher(h).node_set(nodes()).build().unwrap();
         let jump = RouterSpec::new(Algorithm::Jump).build(nodes()).unwrap();
-        let jump_direct = Jump::new(nodes(), Hasher::default()).unwrap();
+        let jump_direct = Jump::builder().node_set(nodes()).hasher(KeyHasher::default()).build().unwrap();
         let modulo = RouterSpec::new(Algorithm::Modulo).with_hasher(h).build(nodes()).unwrap();
         for k in &keys {
             assert_eq!(ring.route(k), direct.route(k));
@@ -532,16 +546,16 @@ mod tests {
                 .unwrap();
         for variant in KetamaVariant::ALL {
             let spec = RouterSpec::new(Algorithm::Ketama).with_ketama_variant(variant).build(weighted.clone()).unwrap();
-            let direct = Ketama::new(weighted.clone(), variant).unwrap();
+            let direct = Ketama::builder().node_set(weighted.clone()).variant(variant).build().unwrap();
             assert!(keys.iter().all(|k| spec.route(k) == direct.route(k)), "{}", variant.name());
         }
         let default = RouterSpec::new(Algorithm::Ketama).build(weighted.clone()).unwrap();
-        let libketama = Ketama::new(weighted.clone(), KetamaVariant::Libketama).unwrap();
-        let h = Hasher::Xxh64 { seed: 3 };
+        let libketama = Ketama::builder().node_set(weighted.clone()).variant(KetamaVariant::Libketama).build().unwrap();
+        let h = KeyHasher::Xxh64 { seed: 3 };
         let rendezvous = RouterSpec::new(Algorithm::Rendezvous).with_hasher(h).build(weighted.clone()).unwrap();
-        let rendezvous_direct = Rendezvous::new(weighted, h).unwrap();
+        let rendezvous_direct = Rendezvous::builder().node_set(weighted).hasher(h).build().unwrap();
         let slots = RouterSpec::new(Algorithm::Slots).build(nodes()).unwrap();
-        let slots_direct = RedisSlots::new(nodes()).unwrap();
+        let slots_direct = RedisSlots::builder().node_set(nodes()).build().unwrap();
         for k in &keys {
             assert_eq!(default.route(k), libketama.route(k));
             assert_eq!(rendezvous.route(k), rendezvous_direct.route(k));
@@ -552,12 +566,19 @@ mod tests {
     #[test]
     fn new_algorithms_match_direct_construction() {
         let keys: Vec<Vec<u8>> = (0..500).map(|i| format!("key-{i}").into_bytes()).collect();
-        let h = Hasher::Xxh64 { seed: 11 };
+        let h = KeyHasher::Xxh64 { seed: 11 };
         let weighted = NodeSet::new((1..=5).map(|i| Node::new(format!("n{i}")).with_weight(f64::from(i)))).unwrap();
         let pairs: Vec<(Box<dyn Router>, Box<dyn Router>)> = vec![
             (
                 RouterSpec::new(Algorithm::Maglev).build(nodes()).unwrap(),
-                Box::new(Maglev::new(nodes(), Hasher::default(), DEFAULT_TABLE_SIZE).unwrap()),
+                Box::new(
+                    Maglev::builder()
+                        .node_set(nodes())
+                        .hasher(KeyHasher::default())
+                        .table_size(DEFAULT_TABLE_SIZE)
+                        .build()
+                        .unwrap(),
+                ),
             ),
             (
                 RouterSpec::new(Algorithm::Maglev)
@@ -565,27 +586,34 @@ mod tests {
                     .with_hasher(h)
                     .build(weighted.clone())
                     .unwrap(),
-                Box::new(Maglev::new(weighted, h, 4099).unwrap()),
+                Box::new(Maglev::builder().node_set(weighted).hasher(h).table_size(4099).build().unwrap()),
             ),
             (
                 RouterSpec::new(Algorithm::MultiProbe).build(nodes()).unwrap(),
-                Box::new(MultiProbe::new(nodes(), Hasher::default(), DEFAULT_PROBES).unwrap()),
+                Box::new(
+                    MultiProbe::builder()
+                        .node_set(nodes())
+                        .hasher(KeyHasher::default())
+                        .probes(DEFAULT_PROBES)
+                        .build()
+                        .unwrap(),
+                ),
             ),
             (
                 RouterSpec::new(Algorithm::MultiProbe).with_probes(5).with_hasher(h).build(nodes()).unwrap(),
-                Box::new(MultiProbe::new(nodes(), h, 5).unwrap()),
+                Box::new(MultiProbe::builder().node_set(nodes()).hasher(h).probes(5).build().unwrap()),
             ),
             (
                 RouterSpec::new(Algorithm::Memento).with_hasher(h).build(nodes()).unwrap(),
-                Box::new(Memento::new(nodes(), h).unwrap()),
+                Box::new(Memento::builder().node_set(nodes()).hasher(h).build().unwrap()),
             ),
             (
                 RouterSpec::new(Algorithm::Anchor).build(nodes()).unwrap(),
-                Box::new(Anchor::new(nodes(), Hasher::default(), 8).unwrap()),
+                Box::new(Anchor::builder().node_set(nodes()).hasher(KeyHasher::default()).capacity(8).build().unwrap()),
             ),
             (
                 RouterSpec::new(Algorithm::Anchor).with_capacity(100).with_hasher(h).build(nodes()).unwrap(),
-                Box::new(Anchor::new(nodes(), h, 100).unwrap()),
+                Box::new(Anchor::builder().node_set(nodes()).hasher(h).capacity(100).build().unwrap()),
             ),
         ];
         for (spec, direct) in &pairs {
@@ -598,7 +626,7 @@ mod tests {
             }
         }
         let anchor = RouterSpec::new(Algorithm::Anchor).build(nodes()).unwrap();
-        let anchor = (*anchor).as_any().downcast_ref::<Anchor>().expect("an Anchor");
+        let anchor = (&*anchor as &dyn std::any::Any).downcast_ref::<Anchor>().expect("an Anchor");
         assert_eq!(anchor.capacity(), 8, "default capacity is twice the node count");
         assert_eq!(RouterSpec::new(Algorithm::Anchor).effective_capacity(MAX_NODES), MAX_NODES as u32);
         assert_eq!(RouterSpec::new(Algorithm::Anchor).with_capacity(9).effective_capacity(4), 9);
@@ -610,8 +638,8 @@ mod tests {
             (RouterSpec::new(Algorithm::Jump).with_vnodes(10), "vnodes"),
             (RouterSpec::new(Algorithm::Ketama).with_vnodes(10), "fixed 160"),
             (RouterSpec::new(Algorithm::Modulo).with_vnodes(10), "modulo has no virtual nodes"),
-            (RouterSpec::new(Algorithm::Ketama).with_hasher(Hasher::default()), "md5 only (got xxh3)"),
-            (RouterSpec::new(Algorithm::Slots).with_hasher(Hasher::Md5), "crc16 only"),
+            (RouterSpec::new(Algorithm::Ketama).with_hasher(KeyHasher::default()), "md5 only (got xxh3)"),
+            (RouterSpec::new(Algorithm::Slots).with_hasher(KeyHasher::Md5), "crc16 only"),
             (RouterSpec::new(Algorithm::Ring).with_ketama_variant(KetamaVariant::Libketama), "ketama only, not ring"),
             (RouterSpec::new(Algorithm::Slots).with_ketama_variant(KetamaVariant::Uhashring), "ketama only, not slots"),
             (RouterSpec::new(Algorithm::Ring).with_vnodes(0), "vnode count 0"),
@@ -638,7 +666,7 @@ mod tests {
             assert_eq!(spec.build(nodes()).err().expect("refused").to_string(), err);
         }
         assert!(RouterSpec::new(Algorithm::Ketama)
-            .with_hasher(Hasher::Md5)
+            .with_hasher(KeyHasher::Md5)
             .with_ketama_variant(KetamaVariant::Uhashring)
             .validate()
             .is_ok());
@@ -716,14 +744,14 @@ mod tests {
     #[test]
     fn seeds_read_back() {
         for h in [
-            Hasher::Xxh3 { seed: 3 },
-            Hasher::Xxh64 { seed: u64::MAX },
-            Hasher::Murmur3X64 { seed: 7 },
-            Hasher::Murmur3X86_32 { seed: u32::MAX },
-            Hasher::Md5,
-            Hasher::Crc16,
+            KeyHasher::Xxh3 { seed: 3 },
+            KeyHasher::Xxh64 { seed: u64::MAX },
+            KeyHasher::Murmur3X64 { seed: 7 },
+            KeyHasher::Murmur3X86_32 { seed: u32::MAX },
+            KeyHasher::Md5,
+            KeyHasher::Crc16,
         ] {
-            assert_eq!(Hasher::from_name(h.name(), hasher_seed(h)).unwrap(), h);
+            assert_eq!(KeyHasher::from_name(h.name(), hasher_seed(h)).unwrap(), h);
         }
     }
 
@@ -731,12 +759,12 @@ mod tests {
     #[test]
     fn serde_round_trips() {
         let specs = [
-            RouterSpec::new(Algorithm::Ring).with_vnodes(100).with_hasher(Hasher::Murmur3X64 { seed: 5 }),
+            RouterSpec::new(Algorithm::Ring).with_vnodes(100).with_hasher(KeyHasher::Murmur3X64 { seed: 5 }),
             RouterSpec::new(Algorithm::Ketama).with_ketama_variant(KetamaVariant::Spymemcached),
-            RouterSpec::new(Algorithm::Rendezvous).with_hasher(Hasher::Xxh64 { seed: 0 }),
+            RouterSpec::new(Algorithm::Rendezvous).with_hasher(KeyHasher::Xxh64 { seed: 0 }),
             RouterSpec::new(Algorithm::Slots),
             RouterSpec::new(Algorithm::Jump),
-            RouterSpec::new(Algorithm::Maglev).with_table_size(4099).with_hasher(Hasher::Xxh3 { seed: 2 }),
+            RouterSpec::new(Algorithm::Maglev).with_table_size(4099).with_hasher(KeyHasher::Xxh3 { seed: 2 }),
             RouterSpec::new(Algorithm::MultiProbe).with_probes(7),
             RouterSpec::new(Algorithm::Memento),
             RouterSpec::new(Algorithm::Anchor).with_capacity(64),
@@ -750,7 +778,7 @@ mod tests {
         }
         let json = r#"{"algorithm":"ring","vnodes":160,"hasher":{"name":"xxh64","seed":1}}"#;
         let spec: RouterSpec = serde_json::from_str(json).unwrap();
-        assert_eq!(spec.hasher, Some(Hasher::Xxh64 { seed: 1 }));
+        assert_eq!(spec.hasher, Some(KeyHasher::Xxh64 { seed: 1 }));
         assert_eq!(serde_json::to_string(&spec).unwrap(), json);
         assert!(serde_json::from_str::<RouterSpec>(r#"{"algorithm":"ring","vnode":1}"#).is_err());
         assert!(serde_json::from_str::<RouterSpec>(r#"{"algorithm":"md6"}"#).is_err());

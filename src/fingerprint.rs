@@ -37,14 +37,14 @@ use crate::algo::ring::Ring;
 use crate::algo::slots::RedisSlots;
 use crate::error::{Error, Result};
 use crate::failover::Failover;
-use crate::hash::Hasher;
+use crate::hash::KeyHasher;
 use crate::node::{NodeId, NodeSet};
 use crate::router::Router;
 
 /// Keys routed by the probe encoding of an opaque router.
-pub const PROBE_KEYS: usize = 4096;
+pub(crate) const PROBE_KEYS: usize = 4096;
 /// 64-bit hashes routed (via [`Router::route_hash`]) by the probe encoding, when supported.
-pub const PROBE_HASHES: usize = 1024;
+pub(crate) const PROBE_HASHES: usize = 1024;
 
 /// Version tag at the start of every canonical encoding.
 const TAG: &[u8] = b"hashroute.fingerprint.v1";
@@ -154,7 +154,7 @@ impl Inspect for dyn Router + '_ {
     /// Downcasts to the concrete router when it is one this module knows (so a
     /// `Box<dyn Router>` from `RouterSpec::build` gets the exact encoding), else opaque.
     fn view(&self) -> View<'_> {
-        let any = self.as_any();
+        let any: &dyn std::any::Any = self;
         if let Some(r) = any.downcast_ref::<Ring>() {
             return r.view();
         }
@@ -324,7 +324,7 @@ fn probe(c: &mut Canon, r: &dyn Router) {
         Ok(_) => {
             c.str("hashes");
             for i in 0..PROBE_HASHES as u64 {
-                let h = crate::algo::mix64(i);
+                let h = crate::mix::mix64(i);
                 // `route_hash(0)` succeeded, so the router supports 64-bit hashes.
                 let id = r.route_hash(h).map_or(u32::MAX, |id| ranks[id.index()]);
                 c.u32(id);
@@ -351,12 +351,12 @@ impl Canon {
     fn str(&mut self, s: &str) {
         self.bytes(s.as_bytes());
     }
-    fn hasher(&mut self, h: Hasher) {
+    fn hasher(&mut self, h: KeyHasher) {
         self.str(h.name());
         match h {
-            Hasher::Xxh3 { seed } | Hasher::Xxh64 { seed } => self.u64(seed),
-            Hasher::Murmur3X64 { seed } | Hasher::Murmur3X86_32 { seed } => self.u64(u64::from(seed)),
-            Hasher::Md5 | Hasher::Crc16 => {}
+            KeyHasher::Xxh3 { seed } | KeyHasher::Xxh64 { seed } => self.u64(seed),
+            KeyHasher::Murmur3X64 { seed } | KeyHasher::Murmur3X86_32 { seed } => self.u64(u64::from(seed)),
+            KeyHasher::Md5 | KeyHasher::Crc16 => {}
         }
     }
     /// Writes the names sorted (byte order) and returns each id's rank in that order.
@@ -395,7 +395,7 @@ mod tests {
         assert_eq!(fingerprint(&a), fingerprint(&b));
         assert_ne!(fingerprint(&a), fingerprint(&a.with_node(Node::new("w")).unwrap()));
         assert_ne!(fingerprint(&a), fingerprint(&a.with_weight("x", 2.0).unwrap()));
-        let seeded = Ring::builder().vnodes(50).hasher(Hasher::Xxh3 { seed: 1 }).nodes(["x", "y", "z"]).build();
+        let seeded = Ring::builder().vnodes(50).hasher(KeyHasher::Xxh3 { seed: 1 }).nodes(["x", "y", "z"]).build();
         assert_ne!(fingerprint(&a), fingerprint(&seeded.unwrap()));
         // Labels do not change routes, so they do not change the fingerprint.
         let labelled =
@@ -407,11 +407,20 @@ mod tests {
     fn order_dependent_routers_change_with_order() {
         let ab = NodeSet::from_names(["a", "b", "c"]).unwrap();
         let ba = NodeSet::from_names(["c", "b", "a"]).unwrap();
-        let h = Hasher::default();
-        assert_ne!(fingerprint(&Modulo::new(ab.clone(), h)), fingerprint(&Modulo::new(ba.clone(), h)));
-        assert_ne!(fingerprint(&Jump::new(ab.clone(), h).unwrap()), fingerprint(&Jump::new(ba, h).unwrap()));
+        let h = KeyHasher::default();
+        assert_ne!(
+            fingerprint(&Modulo::builder().node_set(ab.clone()).hasher(h).build().unwrap()),
+            fingerprint(&Modulo::builder().node_set(ba.clone()).hasher(h).build().unwrap())
+        );
+        assert_ne!(
+            fingerprint(&Jump::builder().node_set(ab.clone()).hasher(h).build().unwrap()),
+            fingerprint(&Jump::builder().node_set(ba).hasher(h).build().unwrap())
+        );
         // Same nodes, different algorithm.
-        assert_ne!(fingerprint(&Modulo::new(ab.clone(), h)), fingerprint(&Jump::new(ab, h).unwrap()));
+        assert_ne!(
+            fingerprint(&Modulo::builder().node_set(ab.clone()).hasher(h).build().unwrap()),
+            fingerprint(&Jump::builder().node_set(ab).hasher(h).build().unwrap())
+        );
     }
 
     #[test]
@@ -433,11 +442,15 @@ mod tests {
     fn rendezvous_and_failover_use_the_probe_encoding() {
         let names = ["a", "b", "c", "d"];
         let rev: Vec<&str> = names.iter().rev().copied().collect();
-        let h = Hasher::default();
-        let r1 = Rendezvous::new(NodeSet::from_names(names).unwrap(), h).unwrap();
-        let r2 = Rendezvous::new(NodeSet::from_names(&rev).unwrap(), h).unwrap();
+        let h = KeyHasher::default();
+        let r1 = Rendezvous::builder().node_set(NodeSet::from_names(names).unwrap()).hasher(h).build().unwrap();
+        let r2 = Rendezvous::builder().node_set(NodeSet::from_names(&rev).unwrap()).hasher(h).build().unwrap();
         assert_eq!(fingerprint(&r1), fingerprint(&r2), "rendezvous ignores node order");
-        let r3 = Rendezvous::new(NodeSet::from_names(names).unwrap(), Hasher::Xxh64 { seed: 0 }).unwrap();
+        let r3 = Rendezvous::builder()
+            .node_set(NodeSet::from_names(names).unwrap())
+            .hasher(KeyHasher::Xxh64 { seed: 0 })
+            .build()
+            .unwrap();
         assert_ne!(fingerprint(&r1), fingerprint(&r3));
         let mut f = Failover::new(ring(&names)).unwrap();
         let up = fingerprint(&f);

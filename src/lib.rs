@@ -42,7 +42,7 @@
 //!   list.
 //! - Routers are immutable: a membership change returns a new router.
 //! - [`Failover`] marks nodes down without moving any other key.
-//! - Hashers ([`hash`]) are stable by contract: a key's route does not change across runs,
+//! - Hashers ([`KeyHasher`]) are stable by contract: a key's route does not change across runs,
 //!   machines or versions. Golden files in `tests/golden/` freeze it.
 //!
 //! Bad input is an [`Error`], never a panic; only violated preconditions on arguments the
@@ -51,25 +51,29 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-pub mod algo;
+mod algo;
+#[cfg(feature = "parallel")]
 pub mod analysis;
+mod arch;
 #[cfg(feature = "serde")]
-pub mod cluster_config;
-pub mod config;
-pub mod error;
-pub mod failover;
-pub mod fingerprint;
-pub mod hash;
+mod cluster_config;
+mod config;
+mod error;
+mod failover;
+mod fingerprint;
+mod hash;
 pub mod migration;
-pub mod node;
-pub mod placement;
-pub mod router;
-pub mod search;
-pub mod shared;
+mod mix;
+mod node;
+mod placement;
+mod router;
+mod search;
+#[cfg(feature = "shared")]
+mod shared;
 
 pub use algo::anchor::Anchor;
 pub use algo::bounded::BoundedLoads;
-pub use algo::jump;
+pub use algo::builder::Builder;
 pub use algo::jump::Jump;
 pub use algo::ketama::{Ketama, KetamaVariant};
 pub use algo::maglev::Maglev;
@@ -77,15 +81,41 @@ pub use algo::memento::Memento;
 pub use algo::modulo::Modulo;
 pub use algo::multiprobe::MultiProbe;
 pub use algo::rendezvous::Rendezvous;
-pub use algo::ring::{Ring, RingBuilder};
-pub use algo::slots::{self as slots, RedisSlots};
+pub use algo::ring::{Layout, Ring};
+pub use algo::slots::RedisSlots;
+#[cfg(feature = "serde")]
+pub use cluster_config::{ClusterConfig, NodeConfig};
 pub use config::{Algorithm, RouterSpec};
 pub use error::{Error, Result};
 pub use failover::Failover;
-pub use fingerprint::{fingerprint, Fingerprint};
-pub use hash::{Hasher, KeyHasher};
+pub use fingerprint::{canonical_bytes, fingerprint, Fingerprint, Inspect, View};
+pub use hash::KeyHasher;
 pub use migration::MigrationPlan;
 pub use node::{Node, NodeId, NodeSet};
 pub use placement::{replicas_with_policy, PlacementPolicy, Spread, Topology};
-pub use router::{AsAny, ParRouteBatch, Router};
-pub use shared::SharedRouter;
+#[cfg(feature = "parallel")]
+pub use router::ParRouteBatch;
+pub use router::Router;
+#[cfg(feature = "shared")]
+pub use shared::{SharedRouter, Snapshot};
+
+/// Jump consistent hash on a 64-bit key: the memory-free kernel behind [`Jump`].
+pub mod jump {
+    pub use crate::algo::jump::{bucket, bucket_batch, try_bucket};
+}
+
+/// Redis Cluster's key-to-slot function and slot layouts, behind [`RedisSlots`].
+pub mod slots {
+    pub use crate::algo::slots::{hashed_part, key_slot, redis_cli_ranges, SLOTS};
+}
+
+/// Kernel internals for the crate's own benchmarks, tests and fuzz targets: not part of the
+/// API, no stability promise. Each item says what it is for where it is defined.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::algo::jump::bucket_batch_with as jump_bucket_batch_with;
+    pub use crate::algo::ring::INDEX_MIN_POINTS;
+    pub use crate::arch::Isa;
+    pub use crate::hash::{crc16_xmodem, md5_digest, murmur3_x64_128, murmur3_x86_32};
+    pub use crate::search::{branchless, branchless_batch, oracle, Eytzinger, Radix, Tree, BATCH, LEAF, NODE};
+}

@@ -658,7 +658,7 @@ mod tests {
     #[test]
     fn different_hashers_are_an_error_but_plan_samples() {
         let a = Ring::builder().nodes(["a", "b"]).build().unwrap();
-        let b = Ring::builder().hasher(crate::Hasher::Xxh64 { seed: 0 }).nodes(["a", "b"]).build().unwrap();
+        let b = Ring::builder().hasher(crate::KeyHasher::Xxh64 { seed: 0 }).nodes(["a", "b"]).build().unwrap();
         assert!(matches!(plan_rings(&a, &b), Err(Error::InvalidParameter { name: "hasher", .. })));
         let p = plan(&a, &b).unwrap();
         assert!(!p.is_exact());

@@ -111,15 +111,18 @@ impl PartialEq for NodeSet {
 }
 
 /// The largest number of nodes a set may hold (ids are `u32`).
-pub const MAX_NODES: usize = 1 << 24;
+pub(crate) const MAX_NODES: usize = 1 << 24;
 
 impl NodeSet {
-    /// Validates `nodes`: at least one, at most [`MAX_NODES`], non-empty unique names, weights
+    /// The largest node count a set accepts (2^24).
+    pub const MAX_NODES: usize = MAX_NODES;
+
+    /// Validates `nodes`: at least one, at most [`NodeSet::MAX_NODES`], non-empty unique names, weights
     /// finite and greater than zero.
     ///
     /// # Errors
     /// [`Error::NoNodes`], [`Error::EmptyNodeName`], [`Error::DuplicateNode`],
-    /// [`Error::InvalidWeight`], or [`Error::InvalidParameter`] past [`MAX_NODES`].
+    /// [`Error::InvalidWeight`], or [`Error::InvalidParameter`] past [`NodeSet::MAX_NODES`].
     pub fn new(nodes: impl IntoIterator<Item = Node>) -> Result<NodeSet> {
         let nodes: Vec<Node> = nodes.into_iter().collect();
         if nodes.is_empty() {

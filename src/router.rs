@@ -2,6 +2,7 @@
 
 use std::any::Any;
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::node::{NodeId, NodeSet};
@@ -17,7 +18,7 @@ use crate::node::{NodeId, NodeSet};
 /// [`algorithm`](Router::algorithm), [`memory_bytes`](Router::memory_bytes). The others have
 /// defaults that routers override when they can do better (a batched kernel, a 64-bit hash
 /// entry point, a preference list).
-pub trait Router: Send + Sync + AsAny {
+pub trait Router: Send + Sync + Any {
     /// The algorithm's short name, as the CLI's `--algo` spells it (`ring`, `ketama`, `jump`, …).
     fn algorithm(&self) -> &'static str;
 
@@ -106,67 +107,46 @@ pub trait Router: Send + Sync + AsAny {
     }
 }
 
-impl<R: Router + ?Sized> Router for Box<R> {
-    fn algorithm(&self) -> &'static str {
-        (**self).algorithm()
-    }
-    fn nodes(&self) -> &NodeSet {
-        (**self).nodes()
-    }
-    #[inline]
-    fn route(&self, key: &[u8]) -> NodeId {
-        (**self).route(key)
-    }
-    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
-        (**self).route_batch(keys, out)
-    }
-    fn route_hash(&self, hash: u64) -> Result<NodeId> {
-        (**self).route_hash(hash)
-    }
-    fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
-        (**self).preference(key, visit)
-    }
-    fn memory_bytes(&self) -> usize {
-        (**self).memory_bytes()
-    }
-    fn replicas(&self, key: &[u8], n: usize) -> Result<Vec<NodeId>> {
-        (**self).replicas(key, n)
-    }
+/// Forwards every method to the pointee, so `Box<dyn Router>` and `Arc<R>` are routers too.
+macro_rules! forward_router {
+    ($($ptr:ident),*) => {$(
+        impl<R: Router + ?Sized> Router for $ptr<R> {
+            fn algorithm(&self) -> &'static str {
+                (**self).algorithm()
+            }
+            fn nodes(&self) -> &NodeSet {
+                (**self).nodes()
+            }
+            #[inline]
+            fn route(&self, key: &[u8]) -> NodeId {
+                (**self).route(key)
+            }
+            fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+                (**self).route_batch(keys, out)
+            }
+            fn route_hash(&self, hash: u64) -> Result<NodeId> {
+                (**self).route_hash(hash)
+            }
+            fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
+                (**self).preference(key, visit)
+            }
+            fn memory_bytes(&self) -> usize {
+                (**self).memory_bytes()
+            }
+            fn replicas(&self, key: &[u8], n: usize) -> Result<Vec<NodeId>> {
+                (**self).replicas(key, n)
+            }
+        }
+    )*};
 }
+forward_router!(Box, Arc);
 
-impl<R: Router + ?Sized> Router for std::sync::Arc<R> {
-    fn algorithm(&self) -> &'static str {
-        (**self).algorithm()
-    }
-    fn nodes(&self) -> &NodeSet {
-        (**self).nodes()
-    }
-    #[inline]
-    fn route(&self, key: &[u8]) -> NodeId {
-        (**self).route(key)
-    }
-    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
-        (**self).route_batch(keys, out)
-    }
-    fn route_hash(&self, hash: u64) -> Result<NodeId> {
-        (**self).route_hash(hash)
-    }
-    fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
-        (**self).preference(key, visit)
-    }
-    fn memory_bytes(&self) -> usize {
-        (**self).memory_bytes()
-    }
-    fn replicas(&self, key: &[u8], n: usize) -> Result<Vec<NodeId>> {
-        (**self).replicas(key, n)
-    }
-}
-
-/// Rayon-parallel batch routing for any router.
+/// Rayon-parallel batch routing for any router (feature `parallel`).
+#[cfg(feature = "parallel")]
 pub trait ParRouteBatch: Router {
     /// Like [`Router::route_batch`], split across the current rayon pool in chunks large enough
-    /// that small batches stay on one thread (below [`PAR_MIN_CHUNK`] keys per thread it runs
-    /// single-threaded).
+    /// that small batches stay on one thread (below 16 Ki keys per thread it runs
+    /// single-threaded: thread hand-off costs more than the lookups it spreads).
     ///
     /// # Panics
     /// If `keys.len() != out.len()`.
@@ -182,21 +162,9 @@ pub trait ParRouteBatch: Router {
     }
 }
 
+#[cfg(feature = "parallel")]
 impl<R: Router + ?Sized> ParRouteBatch for R {}
 
-/// Fewest keys per rayon task in [`ParRouteBatch::par_route_batch`]: below this, thread
-/// hand-off costs more than the lookups it spreads.
-pub const PAR_MIN_CHUNK: usize = 16 * 1024;
-
-/// Lets a `&dyn Router` be downcast to its concrete type (for exact migration plans and
-/// fingerprints of trait objects). Implemented for every `'static` type; nothing to write.
-pub trait AsAny: Any {
-    /// `self` as [`Any`].
-    fn as_any(&self) -> &dyn Any;
-}
-
-impl<T: Any> AsAny for T {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+/// Fewest keys per rayon task in [`ParRouteBatch::par_route_batch`].
+#[cfg(feature = "parallel")]
+const PAR_MIN_CHUNK: usize = 16 * 1024;

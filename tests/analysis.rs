@@ -24,8 +24,8 @@ fn modulo_three_to_four_moves_three_quarters() {
     assert_eq!(exact.moved, 0.75);
     let stays = (0..12u64).filter(|x| x % 3 == x % 4).count();
     assert_eq!(stays, 3);
-    let ra = Modulo::new(a, Default::default());
-    let rb = Modulo::new(b, Default::default());
+    let ra = Modulo::builder().node_set(a).hasher(Default::default()).build().unwrap();
+    let rb = Modulo::builder().node_set(b).hasher(Default::default()).build().unwrap();
     let sampled = sampled_movement(&ra, &rb, 100_000, 1);
     // Binomial sd at 100k keys is 0.14 points; allow 5 sd.
     assert!((sampled.moved - 0.75).abs() < 0.007, "{sampled:?}");
@@ -85,8 +85,8 @@ fn exact_ring_movement_matches_sampled() {
 #[test]
 fn jump_router_growth_is_near_ideal() {
     let names = cluster_names(8, 11);
-    let a = Jump::new(set(&names[..10]), Default::default()).unwrap();
-    let b = Jump::new(set(&names[..11]), Default::default()).unwrap();
+    let a = Jump::builder().node_set(set(&names[..10])).hasher(Default::default()).build().unwrap();
+    let b = Jump::builder().node_set(set(&names[..11])).hasher(Default::default()).build().unwrap();
     let m = sampled_movement(&a, &b, 100_000, 4);
     assert!((m.ideal - 1.0 / 11.0).abs() < 1e-12);
     assert!((m.moved - 1.0 / 11.0).abs() < 0.005, "{m:?}");

@@ -6,7 +6,7 @@ mod common;
 use std::ops::ControlFlow;
 
 use hashroute::{
-    Anchor, BoundedLoads, Failover, Hasher, Maglev, Memento, MultiProbe, Node, NodeId, NodeSet, Ring, Router,
+    Anchor, BoundedLoads, Failover, KeyHasher, Maglev, Memento, MultiProbe, Node, NodeId, NodeSet, Ring, Router,
 };
 
 /// Envoy's expected tables from `maglev_lb_test.cc` (Basic: 6 hosts, M = 7; Weighted: weights
@@ -31,7 +31,7 @@ fn maglev_reproduces_envoy_tables() {
         .unwrap();
         let expected: Vec<u32> =
             case["expected_table_host_index"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
-        let maglev = Maglev::new(nodes, Hasher::default(), m).unwrap();
+        let maglev = Maglev::builder().node_set(nodes).hasher(KeyHasher::default()).table_size(m).build().unwrap();
         assert_eq!(maglev.table(), expected.as_slice(), "case {name}");
         // Envoy's lookups: hash = 0..3M-1 used directly.
         for h in 0..3 * m {
@@ -47,10 +47,12 @@ fn names(n: usize) -> Vec<String> {
 fn routers(n: usize) -> Vec<Box<dyn Router>> {
     let set = NodeSet::from_names(names(n)).unwrap();
     vec![
-        Box::new(Maglev::new(set.clone(), Hasher::default(), 65537).unwrap()),
-        Box::new(MultiProbe::new(set.clone(), Hasher::default(), 21).unwrap()),
-        Box::new(Memento::new(set.clone(), Hasher::default()).unwrap()),
-        Box::new(Anchor::new(set, Hasher::default(), 2 * n as u32).unwrap()),
+        Box::new(
+            Maglev::builder().node_set(set.clone()).hasher(KeyHasher::default()).table_size(65537).build().unwrap(),
+        ),
+        Box::new(MultiProbe::builder().node_set(set.clone()).hasher(KeyHasher::default()).probes(21).build().unwrap()),
+        Box::new(Memento::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap()),
+        Box::new(Anchor::builder().node_set(set).hasher(KeyHasher::default()).capacity(2 * n as u32).build().unwrap()),
     ]
 }
 
@@ -87,7 +89,7 @@ fn route_batch_and_route_hash_agree_with_route() {
         r.route_batch(&refs, &mut out);
         for (k, id) in refs.iter().zip(&out) {
             assert_eq!(*id, r.route(k));
-            assert_eq!(r.route_hash(hashroute::KeyHasher::hash(&Hasher::default(), k)).unwrap(), *id);
+            assert_eq!(r.route_hash(KeyHasher::default().hash(k)).unwrap(), *id);
         }
     }
 }
@@ -134,17 +136,23 @@ fn keys_moved_when_one_node_leaves() {
     let ring_a = Ring::builder().vnodes(160).node_set(set.clone()).build().unwrap();
     let ring_b = Ring::builder().vnodes(160).node_set(smaller.clone()).build().unwrap();
     let ring = moved(&ring_a, &ring_b, keys);
-    let mag_a = Maglev::new(set.clone(), Hasher::default(), 65537).unwrap();
-    let mag_b = Maglev::new(smaller.clone(), Hasher::default(), 65537).unwrap();
+    let mag_a = Maglev::builder().node_set(set.clone()).hasher(KeyHasher::default()).table_size(65537).build().unwrap();
+    let mag_b =
+        Maglev::builder().node_set(smaller.clone()).hasher(KeyHasher::default()).table_size(65537).build().unwrap();
     let maglev = moved(&mag_a, &mag_b, keys);
-    let mp_a = MultiProbe::new(set.clone(), Hasher::default(), 21).unwrap();
-    let mp_b = MultiProbe::new(smaller, Hasher::default(), 21).unwrap();
+    let mp_a = MultiProbe::builder().node_set(set.clone()).hasher(KeyHasher::default()).probes(21).build().unwrap();
+    let mp_b = MultiProbe::builder().node_set(smaller).hasher(KeyHasher::default()).probes(21).build().unwrap();
     let multiprobe = moved(&mp_a, &mp_b, keys);
-    let me_a = Memento::new(set, Hasher::default()).unwrap();
-    let me_b = me_a.remove(&leaver).unwrap();
+    let me_a = Memento::builder().node_set(set).hasher(KeyHasher::default()).build().unwrap();
+    let me_b = me_a.without_node(&leaver).unwrap();
     let memento = moved(&me_a, &me_b, keys);
-    let an_a = Anchor::new(me_a.nodes().clone(), Hasher::default(), 2 * n as u32).unwrap();
-    let an_b = an_a.remove(&leaver).unwrap();
+    let an_a = Anchor::builder()
+        .node_set(me_a.nodes().clone())
+        .hasher(KeyHasher::default())
+        .capacity(2 * n as u32)
+        .build()
+        .unwrap();
+    let an_b = an_a.without_node(&leaver).unwrap();
     let anchor = moved(&an_a, &an_b, keys);
     println!(
         "keys moved when 1 of {n} nodes leaves ({keys} keys; ideal ≈ {:.4}): ring-v160 {ring:.4}, maglev-65537 \
@@ -205,7 +213,7 @@ fn bounded_loads_movement_on_membership_change() {
 fn maglev_build_at_1000_nodes() {
     let set = NodeSet::from_names(names(1000)).unwrap();
     let t = std::time::Instant::now();
-    let m = Maglev::new(set, Hasher::default(), 65537).unwrap();
+    let m = Maglev::builder().node_set(set).hasher(KeyHasher::default()).table_size(65537).build().unwrap();
     let took = t.elapsed();
     println!("maglev build: 1000 nodes, M = 65537: {took:?}, {} bytes held", m.memory_bytes());
     assert_eq!(m.table().len(), 65537);
@@ -218,13 +226,26 @@ fn maglev_build_at_1000_nodes() {
 #[test]
 fn frozen_routes() {
     let set = NodeSet::from_names((0..10).map(|i| format!("node-{i}"))).unwrap();
-    let memento = Memento::new(set.clone(), Hasher::default()).unwrap().remove("node-3").unwrap();
-    let anchor = Anchor::new(set.clone(), Hasher::default(), 16).unwrap().remove("node-3").unwrap();
+    let memento = Memento::builder()
+        .node_set(set.clone())
+        .hasher(KeyHasher::default())
+        .build()
+        .unwrap()
+        .without_node("node-3")
+        .unwrap();
+    let anchor = Anchor::builder()
+        .node_set(set.clone())
+        .hasher(KeyHasher::default())
+        .capacity(16)
+        .build()
+        .unwrap()
+        .without_node("node-3")
+        .unwrap();
     let cases: Vec<(Box<dyn Router>, &str)> = vec![
-        (Box::new(Maglev::new(set.clone(), Hasher::default(), 65537).unwrap()),
+        (Box::new(Maglev::builder().node_set(set.clone()).hasher(KeyHasher::default()).table_size(65537).build().unwrap()),
             "node-1 node-1 node-7 node-8 node-6 node-4 node-5 node-4 node-9 node-0 node-7 node-3 node-6 node-5 node-2 node-8",
         ),
-        (Box::new(MultiProbe::new(set.clone(), Hasher::default(), 21).unwrap()),
+        (Box::new(MultiProbe::builder().node_set(set.clone()).hasher(KeyHasher::default()).probes(21).build().unwrap()),
             "node-4 node-0 node-6 node-8 node-7 node-8 node-8 node-3 node-2 node-5 node-3 node-5 node-1 node-9 node-9 node-3",
         ),
         (Box::new(memento),

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 
 use hashroute::{
-    Anchor, Hasher, Jump, Ketama, KetamaVariant, Maglev, Memento, Modulo, MultiProbe, Node, NodeSet, RedisSlots,
+    Anchor, Jump, Ketama, KetamaVariant, KeyHasher, Maglev, Memento, Modulo, MultiProbe, Node, NodeSet, RedisSlots,
     Rendezvous, Ring, Router,
 };
 
@@ -276,73 +276,102 @@ fn routing_agrees_with_library_for_each_algorithm() {
     let nodes = node_list.as_str();
     let file = weighted_file.to_str().unwrap();
     let ring =
-        |h: Hasher, v: u64, s: &NodeSet| Ring::builder().vnodes(v).hasher(h).node_set(s.clone()).build().unwrap();
-    check(&["--algo", "ring", "--nodes", nodes], &ring(Hasher::default(), 160, &set));
+        |h: KeyHasher, v: u64, s: &NodeSet| Ring::builder().vnodes(v).hasher(h).node_set(s.clone()).build().unwrap();
+    check(&["--algo", "ring", "--nodes", nodes], &ring(KeyHasher::default(), 160, &set));
     check(
         &["--algo", "ring", "--nodes", nodes, "--vnodes", "7", "--hash", "xxh64", "--seed", "42"],
-        &ring(Hasher::Xxh64 { seed: 42 }, 7, &set),
+        &ring(KeyHasher::Xxh64 { seed: 42 }, 7, &set),
     );
     check(
         &["--algo", "ring", "--nodes", nodes, "--hash", "murmur3", "--seed", "0x9747b28c"],
-        &ring(Hasher::Murmur3X64 { seed: 0x9747_b28c }, 160, &set),
+        &ring(KeyHasher::Murmur3X64 { seed: 0x9747_b28c }, 160, &set),
     );
-    check(&["--algo", "ring", "--nodes-file", file, "--vnodes", "40"], &ring(Hasher::default(), 40, &weighted_set));
-    check(&["--algo", "ring", "--nodes", nodes, "--hash", "md5"], &ring(Hasher::Md5, 160, &set));
-    check(&["--algo", "modulo", "--nodes", nodes], &Modulo::new(set.clone(), Hasher::default()));
-    check(&["--algo", "modulo", "--nodes", nodes, "--seed", "7"], &Modulo::new(set.clone(), Hasher::Xxh3 { seed: 7 }));
-    check(&["--algo", "jump", "--nodes", nodes], &Jump::new(set.clone(), Hasher::default()).unwrap());
+    check(&["--algo", "ring", "--nodes-file", file, "--vnodes", "40"], &ring(KeyHasher::default(), 40, &weighted_set));
+    check(&["--algo", "ring", "--nodes", nodes, "--hash", "md5"], &ring(KeyHasher::Md5, 160, &set));
+    check(
+        &["--algo", "modulo", "--nodes", nodes],
+        &Modulo::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap(),
+    );
+    check(
+        &["--algo", "modulo", "--nodes", nodes, "--seed", "7"],
+        &Modulo::builder().node_set(set.clone()).hasher(KeyHasher::Xxh3 { seed: 7 }).build().unwrap(),
+    );
+    check(
+        &["--algo", "jump", "--nodes", nodes],
+        &Jump::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap(),
+    );
     check(
         &["--algo", "jump", "--nodes", nodes, "--hash", "murmur3"],
-        &Jump::new(set.clone(), Hasher::Murmur3X64 { seed: 0 }).unwrap(),
+        &Jump::builder().node_set(set.clone()).hasher(KeyHasher::Murmur3X64 { seed: 0 }).build().unwrap(),
     );
 
-    let ketama = |v: KetamaVariant, s: &NodeSet| Ketama::new(s.clone(), v).unwrap();
+    let ketama = |v: KetamaVariant, s: &NodeSet| Ketama::builder().node_set(s.clone()).variant(v).build().unwrap();
     check(&["--algo", "ketama", "--nodes", nodes], &ketama(KetamaVariant::Libketama, &set));
     check(&["--algo", "ketama", "--nodes-file", file], &ketama(KetamaVariant::Libketama, &weighted_set));
     check(&["--algo", "ketama", "--nodes", nodes, "--hash", "md5"], &ketama(KetamaVariant::Libketama, &set));
     for v in KetamaVariant::ALL {
         check(&["--algo", "ketama", "--nodes-file", file, "--variant", v.name()], &ketama(v, &weighted_set));
     }
-    check(&["--algo", "rendezvous", "--nodes", nodes], &Rendezvous::new(set.clone(), Hasher::default()).unwrap());
+    check(
+        &["--algo", "rendezvous", "--nodes", nodes],
+        &Rendezvous::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap(),
+    );
     check(
         &["--algo", "rendezvous", "--nodes-file", file],
-        &Rendezvous::new(weighted_set.clone(), Hasher::default()).unwrap(),
+        &Rendezvous::builder().node_set(weighted_set.clone()).hasher(KeyHasher::default()).build().unwrap(),
     );
     check(
         &["--algo", "rendezvous", "--nodes", nodes, "--hash", "xxh64", "--seed", "9"],
-        &Rendezvous::new(set.clone(), Hasher::Xxh64 { seed: 9 }).unwrap(),
+        &Rendezvous::builder().node_set(set.clone()).hasher(KeyHasher::Xxh64 { seed: 9 }).build().unwrap(),
     );
-    check(&["--algo", "slots", "--nodes", nodes], &RedisSlots::new(set.clone()).unwrap());
+    check(&["--algo", "slots", "--nodes", nodes], &RedisSlots::builder().node_set(set.clone()).build().unwrap());
 
     // Maglev (weights honoured), multiprobe, memento, anchor (default capacity 2 × N).
-    check(&["--algo", "maglev", "--nodes", nodes], &Maglev::new(set.clone(), Hasher::default(), 65537).unwrap());
+    check(
+        &["--algo", "maglev", "--nodes", nodes],
+        &Maglev::builder().node_set(set.clone()).hasher(KeyHasher::default()).table_size(65537).build().unwrap(),
+    );
     check(
         &["--algo", "maglev", "--nodes-file", file, "--table-size", "4099", "--hash", "murmur3", "--seed", "5"],
-        &Maglev::new(weighted_set.clone(), Hasher::Murmur3X64 { seed: 5 }, 4099).unwrap(),
+        &Maglev::builder()
+            .node_set(weighted_set.clone())
+            .hasher(KeyHasher::Murmur3X64 { seed: 5 })
+            .table_size(4099)
+            .build()
+            .unwrap(),
     );
-    check(&["--algo", "multiprobe", "--nodes", nodes], &MultiProbe::new(set.clone(), Hasher::default(), 21).unwrap());
+    check(
+        &["--algo", "multiprobe", "--nodes", nodes],
+        &MultiProbe::builder().node_set(set.clone()).hasher(KeyHasher::default()).probes(21).build().unwrap(),
+    );
     check(
         &["--algo", "multiprobe", "--nodes", nodes, "--probes", "3", "--hash", "xxh64"],
-        &MultiProbe::new(set.clone(), Hasher::Xxh64 { seed: 0 }, 3).unwrap(),
+        &MultiProbe::builder().node_set(set.clone()).hasher(KeyHasher::Xxh64 { seed: 0 }).probes(3).build().unwrap(),
     );
-    check(&["--algo", "memento", "--nodes", nodes], &Memento::new(set.clone(), Hasher::default()).unwrap());
+    check(
+        &["--algo", "memento", "--nodes", nodes],
+        &Memento::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap(),
+    );
     check(
         &["--algo", "memento", "--nodes", nodes, "--seed", "99"],
-        &Memento::new(set.clone(), Hasher::Xxh3 { seed: 99 }).unwrap(),
+        &Memento::builder().node_set(set.clone()).hasher(KeyHasher::Xxh3 { seed: 99 }).build().unwrap(),
     );
-    check(&["--algo", "anchor", "--nodes", nodes], &Anchor::new(set.clone(), Hasher::default(), 10).unwrap());
+    check(
+        &["--algo", "anchor", "--nodes", nodes],
+        &Anchor::builder().node_set(set.clone()).hasher(KeyHasher::default()).capacity(10).build().unwrap(),
+    );
     check(
         &["--algo", "anchor", "--nodes", nodes, "--capacity", "5"],
-        &Anchor::new(set.clone(), Hasher::default(), 5).unwrap(),
+        &Anchor::builder().node_set(set.clone()).hasher(KeyHasher::default()).capacity(5).build().unwrap(),
     );
     check(
         &["--algo", "anchor", "--nodes", nodes, "--capacity", "1000", "--hash", "md5"],
-        &Anchor::new(set.clone(), Hasher::Md5, 1000).unwrap(),
+        &Anchor::builder().node_set(set.clone()).hasher(KeyHasher::Md5).capacity(1000).build().unwrap(),
     );
     // The capacity changes routes (keys start at `hash mod capacity`): the default is not
     // silently the node count.
-    let five = Anchor::new(set.clone(), Hasher::default(), 5).unwrap();
-    let ten = Anchor::new(set.clone(), Hasher::default(), 10).unwrap();
+    let five = Anchor::builder().node_set(set.clone()).hasher(KeyHasher::default()).capacity(5).build().unwrap();
+    let ten = Anchor::builder().node_set(set.clone()).hasher(KeyHasher::default()).capacity(10).build().unwrap();
     assert!(keys.iter().any(|k| five.route(k.as_bytes()) != ten.route(k.as_bytes())));
 }
 
@@ -524,13 +553,29 @@ fn u64_input_skips_the_hasher() {
     let set = NodeSet::from_names(["a", "b", "c"]).unwrap();
     let routers: Vec<(&str, Box<dyn Router>)> = vec![
         ("ring", Box::new(Ring::builder().node_set(set.clone()).build().unwrap())),
-        ("rendezvous", Box::new(Rendezvous::new(set.clone(), Hasher::default()).unwrap())),
-        ("modulo", Box::new(Modulo::new(set.clone(), Hasher::default()))),
-        ("jump", Box::new(Jump::new(set.clone(), Hasher::default()).unwrap())),
-        ("maglev", Box::new(Maglev::new(set.clone(), Hasher::default(), 65537).unwrap())),
-        ("multiprobe", Box::new(MultiProbe::new(set.clone(), Hasher::default(), 21).unwrap())),
-        ("memento", Box::new(Memento::new(set.clone(), Hasher::default()).unwrap())),
-        ("anchor", Box::new(Anchor::new(set.clone(), Hasher::default(), 6).unwrap())),
+        (
+            "rendezvous",
+            Box::new(Rendezvous::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap()),
+        ),
+        ("modulo", Box::new(Modulo::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap())),
+        ("jump", Box::new(Jump::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap())),
+        (
+            "maglev",
+            Box::new(
+                Maglev::builder().node_set(set.clone()).hasher(KeyHasher::default()).table_size(65537).build().unwrap(),
+            ),
+        ),
+        (
+            "multiprobe",
+            Box::new(
+                MultiProbe::builder().node_set(set.clone()).hasher(KeyHasher::default()).probes(21).build().unwrap(),
+            ),
+        ),
+        ("memento", Box::new(Memento::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap())),
+        (
+            "anchor",
+            Box::new(Anchor::builder().node_set(set.clone()).hasher(KeyHasher::default()).capacity(6).build().unwrap()),
+        ),
     ];
     let hashes = [0u64, 1, 2, 3, 4, 5, 0xDEAD_BEEF, 1 << 63, u64::MAX - 1, u64::MAX];
     let input: String = hashes.iter().map(|h| format!("{h:#x}\n")).collect();
@@ -549,14 +594,35 @@ fn replicas_agree_with_library() {
     let set = NodeSet::from_names(&names).unwrap();
     let routers: Vec<(&str, Box<dyn Router>)> = vec![
         ("ring", Box::new(Ring::builder().node_set(set.clone()).build().unwrap())),
-        ("jump", Box::new(Jump::new(set.clone(), Hasher::default()).unwrap())),
-        ("modulo", Box::new(Modulo::new(set.clone(), Hasher::default()))),
-        ("ketama", Box::new(Ketama::new(set.clone(), KetamaVariant::Libketama).unwrap())),
-        ("rendezvous", Box::new(Rendezvous::new(set.clone(), Hasher::default()).unwrap())),
-        ("maglev", Box::new(Maglev::new(set.clone(), Hasher::default(), 65537).unwrap())),
-        ("multiprobe", Box::new(MultiProbe::new(set.clone(), Hasher::default(), 21).unwrap())),
-        ("memento", Box::new(Memento::new(set.clone(), Hasher::default()).unwrap())),
-        ("anchor", Box::new(Anchor::new(set.clone(), Hasher::default(), 12).unwrap())),
+        ("jump", Box::new(Jump::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap())),
+        ("modulo", Box::new(Modulo::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap())),
+        (
+            "ketama",
+            Box::new(Ketama::builder().node_set(set.clone()).variant(KetamaVariant::Libketama).build().unwrap()),
+        ),
+        (
+            "rendezvous",
+            Box::new(Rendezvous::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap()),
+        ),
+        (
+            "maglev",
+            Box::new(
+                Maglev::builder().node_set(set.clone()).hasher(KeyHasher::default()).table_size(65537).build().unwrap(),
+            ),
+        ),
+        (
+            "multiprobe",
+            Box::new(
+                MultiProbe::builder().node_set(set.clone()).hasher(KeyHasher::default()).probes(21).build().unwrap(),
+            ),
+        ),
+        ("memento", Box::new(Memento::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap())),
+        (
+            "anchor",
+            Box::new(
+                Anchor::builder().node_set(set.clone()).hasher(KeyHasher::default()).capacity(12).build().unwrap(),
+            ),
+        ),
     ];
     let input = keys_input(200);
     for (algo, router) in &routers {
@@ -809,8 +875,9 @@ fn migrate_prints_the_library_plan() {
     assert!(out.starts_with(&summary) && out.len() > summary.len());
 
     // Router flags apply to both sides.
-    let ring40 =
-        |s: &NodeSet| Ring::builder().vnodes(40).hasher(Hasher::Xxh64 { seed: 3 }).node_set(s.clone()).build().unwrap();
+    let ring40 = |s: &NodeSet| {
+        Ring::builder().vnodes(40).hasher(KeyHasher::Xxh64 { seed: 3 }).node_set(s.clone()).build().unwrap()
+    };
     let plan40 = hashroute::migration::plan(&ring40(&three), &ring40(&four)).unwrap();
     let args = [
         "migrate", "--algo", "ring", "--vnodes", "40", "--hash", "xxh64", "--seed", "3", "--from", from_s, "--to", to_s,
@@ -819,7 +886,7 @@ fn migrate_prints_the_library_plan() {
     assert_ne!(plan40.moved_units(), plan.moved_units());
 
     // Ketama is exact too; the newer algorithms are sampled, and still equal the library.
-    let ketama = |s: &NodeSet| Ketama::new(s.clone(), KetamaVariant::Libketama).unwrap();
+    let ketama = |s: &NodeSet| Ketama::builder().node_set(s.clone()).variant(KetamaVariant::Libketama).build().unwrap();
     let plan = hashroute::migration::plan(&ketama(&three), &ketama(&four)).unwrap();
     assert!(plan.is_exact());
     assert_eq!(
@@ -827,12 +894,15 @@ fn migrate_prints_the_library_plan() {
         plan.summary().to_string()
     );
     // No `Inspect` impl for the newer concrete types: go through `dyn Router`, as the CLI does.
-    let maglev =
-        |s: &NodeSet| -> Box<dyn Router> { Box::new(Maglev::new(s.clone(), Hasher::default(), 4099).unwrap()) };
+    let maglev = |s: &NodeSet| -> Box<dyn Router> {
+        Box::new(Maglev::builder().node_set(s.clone()).hasher(KeyHasher::default()).table_size(4099).build().unwrap())
+    };
     let plan = hashroute::migration::plan(&*maglev(&three), &*maglev(&four)).unwrap();
     let args = ["migrate", "--algo", "maglev", "--table-size", "4099", "--from", from_s, "--to", to_s, "--summary"];
     assert_eq!(ok(&args, b""), plan.summary().to_string());
-    let memento = |s: &NodeSet| -> Box<dyn Router> { Box::new(Memento::new(s.clone(), Hasher::default()).unwrap()) };
+    let memento = |s: &NodeSet| -> Box<dyn Router> {
+        Box::new(Memento::builder().node_set(s.clone()).hasher(KeyHasher::default()).build().unwrap())
+    };
     let plan = hashroute::migration::plan(&*memento(&three), &*memento(&four)).unwrap();
     assert!((0.20..0.30).contains(&plan.moved_fraction()), "memento 3 -> 4 moved {}", plan.moved_fraction());
     assert_eq!(
@@ -868,7 +938,8 @@ fn fingerprint_ignores_node_order_but_not_weights() {
     .unwrap();
     let ring = Ring::builder().node_set(weighted.clone()).build().unwrap();
     assert_eq!(fp("ring", &base), hashroute::fingerprint(&ring).to_string());
-    let maglev: Box<dyn Router> = Box::new(Maglev::new(weighted, Hasher::default(), 65537).unwrap());
+    let maglev: Box<dyn Router> =
+        Box::new(Maglev::builder().node_set(weighted).hasher(KeyHasher::default()).table_size(65537).build().unwrap());
     assert_eq!(fp("maglev", &base), hashroute::fingerprint(&*maglev).to_string());
 
     // Unit-weight algorithms, from --nodes; router flags count.
@@ -881,15 +952,25 @@ fn fingerprint_ignores_node_order_but_not_weights() {
     let set = NodeSet::from_names(names).unwrap();
     let list = names.join(",");
     let cases: Vec<(Vec<&str>, Box<dyn Router>)> = vec![
-        (vec!["--algo", "jump", "--nodes", &list], Box::new(Jump::new(set.clone(), Hasher::default()).unwrap())),
+        (
+            vec!["--algo", "jump", "--nodes", &list],
+            Box::new(Jump::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap()),
+        ),
         (
             vec!["--algo", "multiprobe", "--probes", "9", "--nodes", &list],
-            Box::new(MultiProbe::new(set.clone(), Hasher::default(), 9).unwrap()),
+            Box::new(
+                MultiProbe::builder().node_set(set.clone()).hasher(KeyHasher::default()).probes(9).build().unwrap(),
+            ),
         ),
-        (vec!["--algo", "memento", "--nodes", &list], Box::new(Memento::new(set.clone(), Hasher::default()).unwrap())),
+        (
+            vec!["--algo", "memento", "--nodes", &list],
+            Box::new(Memento::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap()),
+        ),
         (
             vec!["--algo", "anchor", "--nodes", &list],
-            Box::new(Anchor::new(set.clone(), Hasher::default(), 10).unwrap()),
+            Box::new(
+                Anchor::builder().node_set(set.clone()).hasher(KeyHasher::default()).capacity(10).build().unwrap(),
+            ),
         ),
     ];
     for (args, router) in &cases {

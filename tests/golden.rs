@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use hashroute::{
-    Anchor, Hasher, Jump, Ketama, KetamaVariant, KeyHasher, Maglev, Memento, Modulo, MultiProbe, Node, NodeSet,
-    RedisSlots, Rendezvous, Ring, Router,
+    Anchor, Jump, Ketama, KetamaVariant, KeyHasher, Maglev, Memento, Modulo, MultiProbe, Node, NodeSet, RedisSlots,
+    Rendezvous, Ring, Router,
 };
 
 fn golden_dir() -> PathBuf {
@@ -69,72 +69,123 @@ fn weighted_cluster() -> NodeSet {
 
 /// Every frozen configuration: (file name, router).
 fn routers() -> Vec<(&'static str, Box<dyn Router>)> {
-    let ring = |v: u64, h: Hasher, set: NodeSet| -> Box<dyn Router> {
+    let ring = |v: u64, h: KeyHasher, set: NodeSet| -> Box<dyn Router> {
         Box::new(Ring::builder().vnodes(v).hasher(h).node_set(set).build().unwrap())
     };
     vec![
-        ("ring-v160-xxh3", ring(160, Hasher::default(), cluster(10))),
-        ("ring-v1-xxh3", ring(1, Hasher::default(), cluster(10))),
-        ("ring-v100-xxh3-seed7", ring(100, Hasher::Xxh3 { seed: 7 }, cluster(7))),
-        ("ring-v64-xxh64", ring(64, Hasher::Xxh64 { seed: 0 }, cluster(5))),
-        ("ring-v64-murmur3", ring(64, Hasher::Murmur3X64 { seed: 0 }, cluster(5))),
-        ("ring-v64-md5", ring(64, Hasher::Md5, cluster(5))),
-        ("ring-v160-weighted", ring(160, Hasher::default(), weighted_cluster())),
-        ("jump-xxh3", Box::new(Jump::new(cluster(10), Hasher::default()).unwrap())),
-        ("modulo-xxh3", Box::new(Modulo::new(cluster(10), Hasher::default()))),
-        ("rendezvous-xxh3", Box::new(Rendezvous::new(cluster(10), Hasher::default()).unwrap())),
-        ("rendezvous-weighted", Box::new(Rendezvous::new(weighted_cluster(), Hasher::default()).unwrap())),
-        ("rendezvous-go", Box::new(Rendezvous::go_rendezvous(cluster(10)).unwrap())),
-        ("slots-redis-cli-5", Box::new(RedisSlots::new(cluster(5)).unwrap())),
-        ("ketama-libketama-weighted", Box::new(Ketama::new(weighted_cluster(), KetamaVariant::Libketama).unwrap())),
-        ("ketama-uhashring", Box::new(Ketama::new(cluster(10), KetamaVariant::Uhashring).unwrap())),
-        ("ketama-libmemcached", Box::new(Ketama::new(cluster(10), KetamaVariant::Libmemcached).unwrap())),
-        ("ketama-spymemcached", Box::new(Ketama::new(cluster(10), KetamaVariant::Spymemcached).unwrap())),
-        ("maglev-m65537", Box::new(Maglev::new(cluster(10), Hasher::default(), 65537).unwrap())),
-        ("maglev-weighted-m4099", Box::new(Maglev::new(weighted_cluster(), Hasher::default(), 4099).unwrap())),
-        ("multiprobe-k21", Box::new(MultiProbe::new(cluster(10), Hasher::default(), 21).unwrap())),
+        ("ring-v160-xxh3", ring(160, KeyHasher::default(), cluster(10))),
+        ("ring-v1-xxh3", ring(1, KeyHasher::default(), cluster(10))),
+        ("ring-v100-xxh3-seed7", ring(100, KeyHasher::Xxh3 { seed: 7 }, cluster(7))),
+        ("ring-v64-xxh64", ring(64, KeyHasher::Xxh64 { seed: 0 }, cluster(5))),
+        ("ring-v64-murmur3", ring(64, KeyHasher::Murmur3X64 { seed: 0 }, cluster(5))),
+        ("ring-v64-md5", ring(64, KeyHasher::Md5, cluster(5))),
+        ("ring-v160-weighted", ring(160, KeyHasher::default(), weighted_cluster())),
+        ("jump-xxh3", Box::new(Jump::builder().node_set(cluster(10)).hasher(KeyHasher::default()).build().unwrap())),
+        (
+            "modulo-xxh3",
+            Box::new(Modulo::builder().node_set(cluster(10)).hasher(KeyHasher::default()).build().unwrap()),
+        ),
+        (
+            "rendezvous-xxh3",
+            Box::new(Rendezvous::builder().node_set(cluster(10)).hasher(KeyHasher::default()).build().unwrap()),
+        ),
+        (
+            "rendezvous-weighted",
+            Box::new(Rendezvous::builder().node_set(weighted_cluster()).hasher(KeyHasher::default()).build().unwrap()),
+        ),
+        ("rendezvous-go", Box::new(Rendezvous::builder().node_set(cluster(10)).go_rendezvous().build().unwrap())),
+        ("slots-redis-cli-5", Box::new(RedisSlots::builder().node_set(cluster(5)).build().unwrap())),
+        (
+            "ketama-libketama-weighted",
+            Box::new(Ketama::builder().node_set(weighted_cluster()).variant(KetamaVariant::Libketama).build().unwrap()),
+        ),
+        (
+            "ketama-uhashring",
+            Box::new(Ketama::builder().node_set(cluster(10)).variant(KetamaVariant::Uhashring).build().unwrap()),
+        ),
+        (
+            "ketama-libmemcached",
+            Box::new(Ketama::builder().node_set(cluster(10)).variant(KetamaVariant::Libmemcached).build().unwrap()),
+        ),
+        (
+            "ketama-spymemcached",
+            Box::new(Ketama::builder().node_set(cluster(10)).variant(KetamaVariant::Spymemcached).build().unwrap()),
+        ),
+        (
+            "maglev-m65537",
+            Box::new(
+                Maglev::builder().node_set(cluster(10)).hasher(KeyHasher::default()).table_size(65537).build().unwrap(),
+            ),
+        ),
+        (
+            "maglev-weighted-m4099",
+            Box::new(
+                Maglev::builder()
+                    .node_set(weighted_cluster())
+                    .hasher(KeyHasher::default())
+                    .table_size(4099)
+                    .build()
+                    .unwrap(),
+            ),
+        ),
+        (
+            "multiprobe-k21",
+            Box::new(
+                MultiProbe::builder().node_set(cluster(10)).hasher(KeyHasher::default()).probes(21).build().unwrap(),
+            ),
+        ),
         (
             "memento-removed",
             Box::new(
-                Memento::new(cluster(10), Hasher::default())
+                Memento::builder()
+                    .node_set(cluster(10))
+                    .hasher(KeyHasher::default())
+                    .build()
                     .unwrap()
-                    .remove("10.0.0.3:6379")
+                    .without_node("10.0.0.3:6379")
                     .unwrap()
-                    .remove("10.0.0.7:6379")
+                    .without_node("10.0.0.7:6379")
                     .unwrap(),
             ),
         ),
         (
             "anchor-removed",
             Box::new(
-                Anchor::new(cluster(10), Hasher::default(), 16)
+                Anchor::builder()
+                    .node_set(cluster(10))
+                    .hasher(KeyHasher::default())
+                    .capacity(16)
+                    .build()
                     .unwrap()
-                    .remove("10.0.0.3:6379")
+                    .without_node("10.0.0.3:6379")
                     .unwrap()
-                    .remove("10.0.0.7:6379")
+                    .without_node("10.0.0.7:6379")
                     .unwrap(),
             ),
         ),
-        ("ketama-python-hash-ring", Box::new(Ketama::new(cluster(10), KetamaVariant::PythonHashRing).unwrap())),
+        (
+            "ketama-python-hash-ring",
+            Box::new(Ketama::builder().node_set(cluster(10)).variant(KetamaVariant::PythonHashRing).build().unwrap()),
+        ),
     ]
 }
 
 #[test]
 fn hashers_are_frozen() {
     let hashers = [
-        (Hasher::Xxh3 { seed: 0 }, 0),
-        (Hasher::Xxh3 { seed: 42 }, 42),
-        (Hasher::Xxh64 { seed: 0 }, 0),
-        (Hasher::Xxh64 { seed: 42 }, 42),
-        (Hasher::Murmur3X64 { seed: 0 }, 0),
-        (Hasher::Murmur3X64 { seed: 42 }, 42),
-        (Hasher::Murmur3X86_32 { seed: 0 }, 0),
-        (Hasher::Md5, 0),
-        (Hasher::Crc16, 0),
+        (KeyHasher::Xxh3 { seed: 0 }, 0),
+        (KeyHasher::Xxh3 { seed: 42 }, 42),
+        (KeyHasher::Xxh64 { seed: 0 }, 0),
+        (KeyHasher::Xxh64 { seed: 42 }, 42),
+        (KeyHasher::Murmur3X64 { seed: 0 }, 0),
+        (KeyHasher::Murmur3X64 { seed: 42 }, 42),
+        (KeyHasher::Murmur3X86_32 { seed: 0 }, 0),
+        (KeyHasher::Md5, 0),
+        (KeyHasher::Crc16, 0),
     ];
     let mut out = String::from("hasher,seed,key_hex,hash\n");
     for (h, seed) in hashers {
-        assert_eq!(Hasher::from_name(h.name(), seed).unwrap(), h);
+        assert_eq!(KeyHasher::from_name(h.name(), seed).unwrap(), h);
         for key in golden_keys().iter().take(100) {
             writeln!(out, "{},{seed},{},{:#018x}", h.name(), hex(key), h.hash(key)).unwrap();
         }

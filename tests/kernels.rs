@@ -4,8 +4,8 @@
 //! CI runs this file twice: `cargo test --test kernels` and
 //! `HASHROUTE_FORCE_PORTABLE=1 cargo test --test kernels`.
 
-use hashroute::algo::ring::Layout;
-use hashroute::search::{self, Eytzinger, Isa, Radix, Tree, LEAF, NODE};
+use hashroute::internals::{self as search, jump_bucket_batch_with, Eytzinger, Isa, Radix, Tree, LEAF, NODE};
+use hashroute::Layout;
 use hashroute::{jump, NodeId, Ring, Router};
 use proptest::prelude::*;
 
@@ -167,9 +167,9 @@ fn dispatch_reports_the_running_path() {
     } else {
         Isa::Portable
     };
-    assert_eq!(search::active(), want);
-    assert_eq!(search::active_isa(), want.name());
-    eprintln!("kernels running on: {}", search::active_isa());
+    assert_eq!(Isa::active(), want);
+    assert_eq!(Isa::active().name(), want.name());
+    eprintln!("kernels running on: {}", Isa::active().name());
 }
 
 #[test]
@@ -189,7 +189,7 @@ fn jump_batch_is_bit_identical() {
         for isa in paths() {
             for len in [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, keys.len()] {
                 let mut out = vec![0u32; len];
-                jump::bucket_batch_with(isa, &keys[..len], b, &mut out);
+                jump_bucket_batch_with(isa, &keys[..len], b, &mut out);
                 assert_eq!(out, want[..len], "{} buckets={b} len={len}", isa.name());
             }
         }
@@ -243,7 +243,7 @@ proptest! {
         let want: Vec<u32> = keys.iter().map(|&k| jump::bucket(k, b)).collect();
         for isa in paths() {
             let mut out = vec![0u32; keys.len()];
-            jump::bucket_batch_with(isa, &keys, b, &mut out);
+            jump_bucket_batch_with(isa, &keys, b, &mut out);
             prop_assert_eq!(&out, &want);
         }
     }

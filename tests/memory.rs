@@ -11,8 +11,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use hashroute::algo::ring::Layout as RingLayout;
-use hashroute::{Hasher, Jump, Ketama, KetamaVariant, Modulo, Node, NodeSet, RedisSlots, Rendezvous, Ring, Router};
+use hashroute::Layout as RingLayout;
+use hashroute::{Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeSet, RedisSlots, Rendezvous, Ring, Router};
 
 struct Counting;
 
@@ -82,9 +82,19 @@ fn check_own<R: Router>(label: &str, set: NodeSet, make: impl FnOnce(NodeSet) ->
 fn warm_up() {
     let big = Ring::builder().vnodes(1000).nodes(names(300)).build().unwrap();
     let _ = big.route(b"warm");
-    let _ = Rendezvous::new(NodeSet::from_names(names(3)).unwrap(), Hasher::default()).unwrap().route(b"warm");
+    let _ = Rendezvous::builder()
+        .node_set(NodeSet::from_names(names(3)).unwrap())
+        .hasher(KeyHasher::default())
+        .build()
+        .unwrap()
+        .route(b"warm");
     let mut out = vec![hashroute::NodeId::default(); 1];
-    Jump::new(NodeSet::from_names(names(3)).unwrap(), Hasher::default()).unwrap().route_batch(&[b"warm"], &mut out);
+    Jump::builder()
+        .node_set(NodeSet::from_names(names(3)).unwrap())
+        .hasher(KeyHasher::default())
+        .build()
+        .unwrap()
+        .route_batch(&[b"warm"], &mut out);
 }
 
 #[test]
@@ -104,11 +114,15 @@ fn routers_own_heap_is_exact() {
                 Ring::builder().vnodes(160).layout(layout).node_set(s).build().unwrap()
             });
         }
-        check_own("jump", set(), |s| Jump::new(s, Hasher::default()).unwrap());
-        check_own("modulo", set(), |s| Modulo::new(s, Hasher::default()));
-        check_own("ketama", set(), |s| Ketama::new(s, KetamaVariant::default()).unwrap());
-        check_own("rendezvous", set(), |s| Rendezvous::new(s, Hasher::default()).unwrap());
-        check_own("slots", set(), |s| RedisSlots::new(s).unwrap());
+        check_own("jump", set(), |s| Jump::builder().node_set(s).hasher(KeyHasher::default()).build().unwrap());
+        check_own("modulo", set(), |s| Modulo::builder().node_set(s).hasher(KeyHasher::default()).build().unwrap());
+        check_own("ketama", set(), |s| {
+            Ketama::builder().node_set(s).variant(KetamaVariant::default()).build().unwrap()
+        });
+        check_own("rendezvous", set(), |s| {
+            Rendezvous::builder().node_set(s).hasher(KeyHasher::default()).build().unwrap()
+        });
+        check_own("slots", set(), |s| RedisSlots::builder().node_set(s).build().unwrap());
     }
 }
 

@@ -6,9 +6,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use hashroute::algo::rendezvous::Isa;
+use hashroute::internals::Isa;
 use hashroute::{
-    Hasher, Jump, Ketama, KetamaVariant, Modulo, Node, NodeId, NodeSet, RedisSlots, Rendezvous, Ring, Router,
+    Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeId, NodeSet, RedisSlots, Rendezvous, Ring, Router,
 };
 
 struct Counting;
@@ -82,15 +82,24 @@ fn routers(n: usize) -> Vec<(String, Box<dyn Router>)> {
     };
     let mut out: Vec<(String, Box<dyn Router>)> = vec![
         ("ring".into(), Box::new(Ring::builder().vnodes(160).node_set(set()).build().unwrap())),
-        ("jump".into(), Box::new(Jump::new(set(), Hasher::default()).unwrap())),
-        ("modulo".into(), Box::new(Modulo::new(set(), Hasher::Md5))),
-        ("ketama".into(), Box::new(Ketama::new(set(), KetamaVariant::Libketama).unwrap())),
-        ("ketama-weighted".into(), Box::new(Ketama::new(weighted(), KetamaVariant::Libketama).unwrap())),
-        ("redis-slots".into(), Box::new(RedisSlots::new(set()).unwrap())),
-        ("rendezvous-weighted".into(), Box::new(Rendezvous::new(weighted(), Hasher::default()).unwrap())),
-        ("rendezvous-go".into(), Box::new(Rendezvous::go_rendezvous(set()).unwrap())),
+        ("jump".into(), Box::new(Jump::builder().node_set(set()).hasher(KeyHasher::default()).build().unwrap())),
+        ("modulo".into(), Box::new(Modulo::builder().node_set(set()).hasher(KeyHasher::Md5).build().unwrap())),
+        (
+            "ketama".into(),
+            Box::new(Ketama::builder().node_set(set()).variant(KetamaVariant::Libketama).build().unwrap()),
+        ),
+        (
+            "ketama-weighted".into(),
+            Box::new(Ketama::builder().node_set(weighted()).variant(KetamaVariant::Libketama).build().unwrap()),
+        ),
+        ("redis-slots".into(), Box::new(RedisSlots::builder().node_set(set()).build().unwrap())),
+        (
+            "rendezvous-weighted".into(),
+            Box::new(Rendezvous::builder().node_set(weighted()).hasher(KeyHasher::default()).build().unwrap()),
+        ),
+        ("rendezvous-go".into(), Box::new(Rendezvous::builder().node_set(set()).go_rendezvous().build().unwrap())),
     ];
-    let hrw = Rendezvous::new(set(), Hasher::default()).unwrap();
+    let hrw = Rendezvous::builder().node_set(set()).hasher(KeyHasher::default()).build().unwrap();
     for isa in Isa::ALL {
         match hrw.with_isa(isa) {
             Ok(r) => out.push((format!("rendezvous-{}", isa.name()), Box::new(r))),

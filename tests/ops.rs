@@ -3,10 +3,10 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use hashroute::fingerprint::canonical_bytes;
+use hashroute::canonical_bytes;
 use hashroute::migration::{plan, plan_ketama, plan_rings, plan_sampled, plan_slots, sampled_fraction, KeySpace};
 use hashroute::{
-    fingerprint, replicas_with_policy, Error, Hasher, Jump, Ketama, KetamaVariant, Modulo, Node, NodeSet,
+    fingerprint, replicas_with_policy, Error, Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeSet,
     PlacementPolicy, RedisSlots, Ring, Router, SharedRouter,
 };
 use proptest::prelude::*;
@@ -134,12 +134,12 @@ fn plan_on_identical_routers_moves_nothing() {
 
 #[test]
 fn modulo_growth_moves_most_keys_jump_few() {
-    let h = Hasher::default();
-    let m10 = Modulo::new(NodeSet::from_names(names(10)).unwrap(), h);
-    let m11 = Modulo::new(NodeSet::from_names(names(11)).unwrap(), h);
+    let h = KeyHasher::default();
+    let m10 = Modulo::builder().node_set(NodeSet::from_names(names(10)).unwrap()).hasher(h).build().unwrap();
+    let m11 = Modulo::builder().node_set(NodeSet::from_names(names(11)).unwrap()).hasher(h).build().unwrap();
     assert!(plan(&m10, &m11).unwrap().moved_fraction() > 0.85);
-    let j10 = Jump::new(NodeSet::from_names(names(10)).unwrap(), h).unwrap();
-    let j11 = Jump::new(NodeSet::from_names(names(11)).unwrap(), h).unwrap();
+    let j10 = Jump::builder().node_set(NodeSet::from_names(names(10)).unwrap()).hasher(h).build().unwrap();
+    let j11 = Jump::builder().node_set(NodeSet::from_names(names(11)).unwrap()).hasher(h).build().unwrap();
     let p = plan(&j10, &j11).unwrap();
     assert!((p.moved_fraction() - 1.0 / 11.0).abs() < 0.01);
     assert!(p.shares().iter().filter(|s| s.moved_in > 0.0).all(|s| s.name == "cache-10"));
@@ -197,11 +197,11 @@ proptest! {
         hashes in proptest::collection::vec(any::<u32>(), 64),
     ) {
         let set = NodeSet::from_names(names(n)).unwrap();
-        let before = Ketama::new(set, KetamaVariant::ALL[variant]).unwrap();
+        let before = Ketama::builder().node_set(set).variant(KetamaVariant::ALL[variant]).build().unwrap();
         let after = if grow {
             before.with_node(Node::new("x")).unwrap()
         } else {
-            Ketama::new(before.nodes().clone(), KetamaVariant::ALL[other]).unwrap()
+            Ketama::builder().node_set(before.nodes().clone()).variant(KetamaVariant::ALL[other]).build().unwrap()
         };
         let p = plan_ketama(&before, &after).unwrap();
         prop_assert_eq!(p.space(), KeySpace::Hash32);
@@ -227,7 +227,7 @@ proptest! {
 #[test]
 fn ketama_and_slots_dispatch_exactly() {
     let set = NodeSet::from_names(["a:11211", "b:11211", "c:11211"]).unwrap();
-    let k1 = Ketama::new(set.clone(), KetamaVariant::Libketama).unwrap();
+    let k1 = Ketama::builder().node_set(set.clone()).variant(KetamaVariant::Libketama).build().unwrap();
     let k2 = k1.with_node(Node::new("d:11211")).unwrap();
     let p = plan(&k1, &k2).unwrap();
     assert!(p.is_exact());
@@ -236,7 +236,7 @@ fn ketama_and_slots_dispatch_exactly() {
     let sampled = sampled_fraction(&k1, &k2, &refs(&sample));
     assert!((sampled - p.moved_fraction()).abs() < 0.01, "{sampled} vs {}", p.moved_fraction());
 
-    let s1 = RedisSlots::new(set).unwrap();
+    let s1 = RedisSlots::builder().node_set(set).build().unwrap();
     let s2 = s1.move_slots(100..=199, "c:11211").unwrap();
     let p = plan_slots(&s1, &s2).unwrap();
     let moves: Vec<_> = p.moves().map(|m| (m.start, m.end, m.from, m.to)).collect();
@@ -263,8 +263,8 @@ fn placement_works_over_every_router_with_a_preference_list() {
     let set = zoned_nodes(&["a", "b", "c"], 4);
     let routers: Vec<Box<dyn Router>> = vec![
         Box::new(Ring::builder().node_set(set.clone()).build().unwrap()),
-        Box::new(Modulo::new(set.clone(), Hasher::default())),
-        Box::new(Jump::new(set.clone(), Hasher::default()).unwrap()),
+        Box::new(Modulo::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap()),
+        Box::new(Jump::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap()),
     ];
     let policy = PlacementPolicy::strict(["zone"]);
     for r in &routers {
@@ -302,8 +302,16 @@ fn placement_is_deterministic_and_order_independent_for_rings() {
 #[test]
 fn golden_fingerprints() {
     let ring = Ring::builder().vnodes(160).nodes(["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"]).build();
-    let jump = Jump::new(NodeSet::from_names(["s0", "s1", "s2", "s3"]).unwrap(), Hasher::default()).unwrap();
-    let modulo = Modulo::new(NodeSet::from_names(["s0", "s1"]).unwrap(), Hasher::Murmur3X64 { seed: 7 });
+    let jump = Jump::builder()
+        .node_set(NodeSet::from_names(["s0", "s1", "s2", "s3"]).unwrap())
+        .hasher(KeyHasher::default())
+        .build()
+        .unwrap();
+    let modulo = Modulo::builder()
+        .node_set(NodeSet::from_names(["s0", "s1"]).unwrap())
+        .hasher(KeyHasher::Murmur3X64 { seed: 7 })
+        .build()
+        .unwrap();
     let got =
         [fingerprint(&ring.unwrap()).to_string(), fingerprint(&jump).to_string(), fingerprint(&modulo).to_string()];
     assert_eq!(got, GOLDEN);
@@ -315,15 +323,21 @@ const GOLDEN: [&str; 3] =
 #[test]
 fn golden_fingerprints_ketama_and_slots() {
     let set = NodeSet::from_names(["10.0.0.1:11211", "10.0.0.2:11211", "10.0.0.3:11211"]).unwrap();
-    let ketama = Ketama::new(set.clone(), KetamaVariant::Libketama).unwrap();
-    let slots = RedisSlots::new(set.clone()).unwrap();
+    let ketama = Ketama::builder().node_set(set.clone()).variant(KetamaVariant::Libketama).build().unwrap();
+    let slots = RedisSlots::builder().node_set(set.clone()).build().unwrap();
     let got = [fingerprint(&ketama).to_string(), fingerprint(&slots).to_string()];
     assert_eq!(got, GOLDEN_KS);
     // Ketama ignores node order; slots do not.
     let reversed = NodeSet::new(set.as_slice().iter().rev().cloned()).unwrap();
-    assert_eq!(fingerprint(&Ketama::new(reversed.clone(), KetamaVariant::Libketama).unwrap()), fingerprint(&ketama));
-    assert_ne!(fingerprint(&RedisSlots::new(reversed).unwrap()), fingerprint(&slots));
-    assert_ne!(fingerprint(&Ketama::new(set, KetamaVariant::Uhashring).unwrap()), fingerprint(&ketama));
+    assert_eq!(
+        fingerprint(&Ketama::builder().node_set(reversed.clone()).variant(KetamaVariant::Libketama).build().unwrap()),
+        fingerprint(&ketama)
+    );
+    assert_ne!(fingerprint(&RedisSlots::builder().node_set(reversed).build().unwrap()), fingerprint(&slots));
+    assert_ne!(
+        fingerprint(&Ketama::builder().node_set(set).variant(KetamaVariant::Uhashring).build().unwrap()),
+        fingerprint(&ketama)
+    );
 }
 
 const GOLDEN_KS: [&str; 2] = ["2fdb7608c4774b2a718beb5e29d09cf8", "ea5fafb167b04c6824b1c2cad2c5dd3b"];

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use hashroute::{
-    Failover, Hasher, Jump, Ketama, KetamaVariant, Modulo, Node, NodeId, NodeSet, ParRouteBatch, Rendezvous, Ring,
+    Failover, Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeId, NodeSet, ParRouteBatch, Rendezvous, Ring,
     Router,
 };
 use proptest::prelude::*;
@@ -20,28 +20,28 @@ fn naive_ring(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
     Ok(Box::new(Ring::builder().vnodes(1).node_set(set.clone()).build()?))
 }
 fn ring_md5(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
-    Ok(Box::new(Ring::builder().vnodes(20).hasher(Hasher::Md5).node_set(set.clone()).build()?))
+    Ok(Box::new(Ring::builder().vnodes(20).hasher(KeyHasher::Md5).node_set(set.clone()).build()?))
 }
 fn jump(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
-    Ok(Box::new(Jump::new(set.clone(), Hasher::default())?))
+    Ok(Box::new(Jump::builder().node_set(set.clone()).hasher(KeyHasher::default()).build()?))
 }
 fn ketama(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
-    Ok(Box::new(Ketama::new(set.clone(), KetamaVariant::Libketama)?))
+    Ok(Box::new(Ketama::builder().node_set(set.clone()).variant(KetamaVariant::Libketama).build()?))
 }
 fn ketama_uhashring(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
-    Ok(Box::new(Ketama::new(set.clone(), KetamaVariant::Uhashring)?))
+    Ok(Box::new(Ketama::builder().node_set(set.clone()).variant(KetamaVariant::Uhashring).build()?))
 }
 fn rendezvous(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
-    Ok(Box::new(Rendezvous::new(set.clone(), Hasher::default())?))
+    Ok(Box::new(Rendezvous::builder().node_set(set.clone()).hasher(KeyHasher::default()).build()?))
 }
 /// Rendezvous with unequal weights (the logarithmic method), from the same names.
 fn rendezvous_weighted(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
     let weighted =
         NodeSet::new(set.iter().map(|(_, n)| Node::new(n.name()).with_weight(1.0 + (n.name().len() % 3) as f64)))?;
-    Ok(Box::new(Rendezvous::new(weighted, Hasher::default())?))
+    Ok(Box::new(Rendezvous::builder().node_set(weighted).hasher(KeyHasher::default()).build()?))
 }
 fn modulo(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
-    Ok(Box::new(Modulo::new(set.clone(), Hasher::default())))
+    Ok(Box::new(Modulo::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap()))
 }
 
 /// Routers whose routes do not depend on node order, and which move keys minimally when an
@@ -197,15 +197,14 @@ proptest! {
         for (label, build) in ALL {
             let r = build(&set).unwrap();
             let hasher = match *label {
-                "ring-md5" => Hasher::Md5,
+                "ring-md5" => KeyHasher::Md5,
                 l if l.starts_with("ketama") => {
                     prop_assert!(r.route_hash(1).is_err(), "ketama's key hash is 32 bits");
                     continue;
                 }
-                _ => Hasher::default(),
+                _ => KeyHasher::default(),
             };
             for k in keys(seed, 50) {
-                use hashroute::KeyHasher;
                 prop_assert_eq!(r.route_hash(hasher.hash(&k)).unwrap(), r.route(&k), "{}", label);
             }
         }

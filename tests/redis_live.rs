@@ -38,7 +38,7 @@ fn spec_key_slot(key: &[u8]) -> u16 {
         },
         None => key,
     };
-    hashroute::hash::crc16_xmodem(hashed) % 16384
+    hashroute::internals::crc16_xmodem(hashed) % 16384
 }
 
 /// `redis-server`, or `None` after printing why the test is skipped.

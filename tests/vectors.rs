@@ -7,8 +7,8 @@ mod common;
 
 use std::collections::HashMap;
 
-use hashroute::hash::{md5_digest, murmur3_x64_128, murmur3_x86_32};
-use hashroute::{jump, slots, Hasher, Ketama, KetamaVariant, KeyHasher, Node, NodeId, NodeSet, RedisSlots, Router};
+use hashroute::internals::{md5_digest, murmur3_x64_128, murmur3_x86_32};
+use hashroute::{jump, slots, Ketama, KetamaVariant, KeyHasher, Node, NodeId, NodeSet, RedisSlots, Router};
 
 use common::{parse_u64, read_csv, unhex};
 
@@ -33,8 +33,8 @@ fn xxhash_sanity() {
         let seed = parse_u64(&row["seed"]);
         let low = parse_u64(&row["expected_low64_or_value"]);
         match row["algorithm"].as_str() {
-            "XXH64" => assert_eq!(Hasher::Xxh64 { seed }.hash(&input), low, "{row:?}"),
-            "XXH3_64bits_withSeed" => assert_eq!(Hasher::Xxh3 { seed }.hash(&input), low, "{row:?}"),
+            "XXH64" => assert_eq!(KeyHasher::Xxh64 { seed }.hash(&input), low, "{row:?}"),
+            "XXH3_64bits_withSeed" => assert_eq!(KeyHasher::Xxh3 { seed }.hash(&input), low, "{row:?}"),
             "XXH3_128bits_withSeed" => {
                 let v = xxhash_rust::xxh3::xxh3_128_with_seed(&input, seed);
                 assert_eq!((v as u64, (v >> 64) as u64), (low, parse_u64(&row["expected_high64"])), "{row:?}");
@@ -58,8 +58,8 @@ fn xxhash_strings() {
     for row in &rows {
         let input = unhex(&row["input_hex"]);
         let seed = parse_u64(&row["seed"]);
-        assert_eq!(Hasher::Xxh64 { seed }.hash(&input), parse_u64(&row["xxh64"]), "{row:?}");
-        assert_eq!(Hasher::Xxh3 { seed }.hash(&input), parse_u64(&row["xxh3_64"]), "{row:?}");
+        assert_eq!(KeyHasher::Xxh64 { seed }.hash(&input), parse_u64(&row["xxh64"]), "{row:?}");
+        assert_eq!(KeyHasher::Xxh3 { seed }.hash(&input), parse_u64(&row["xxh3_64"]), "{row:?}");
         let v = xxhash_rust::xxh3::xxh3_128_with_seed(&input, seed);
         assert_eq!(v as u64, parse_u64(&row["xxh3_128_low64"]), "{row:?}");
         assert_eq!((v >> 64) as u64, parse_u64(&row["xxh3_128_high64"]), "{row:?}");
@@ -78,10 +78,10 @@ fn murmur3() {
         let seed = parse_u64(&row["seed_u32"]) as u32;
         let x86 = parse_u64(&row["x86_32_u32"]) as u32;
         assert_eq!(murmur3_x86_32(&input, seed), x86, "{row:?}");
-        assert_eq!(Hasher::Murmur3X86_32 { seed }.hash(&input), u64::from(x86), "{row:?}");
+        assert_eq!(KeyHasher::Murmur3X86_32 { seed }.hash(&input), u64::from(x86), "{row:?}");
         let (h1, h2) = (parse_u64(&row["x64_128_h1_u64"]), parse_u64(&row["x64_128_h2_u64"]));
         assert_eq!(murmur3_x64_128(&input, seed), (h1, h2), "{row:?}");
-        assert_eq!(Hasher::Murmur3X64 { seed }.hash(&input), h1, "{row:?}");
+        assert_eq!(KeyHasher::Murmur3X64 { seed }.hash(&input), h1, "{row:?}");
         let mut bytes = h1.to_le_bytes().to_vec();
         bytes.extend_from_slice(&h2.to_le_bytes());
         assert_eq!(bytes, unhex(&row["x64_128_bytes_hex"]), "{row:?}");
@@ -139,7 +139,7 @@ fn ketama_points() {
     }
     let mut checked = 0;
     for (config, mut want) in expected {
-        let k = Ketama::new(configs[config].clone(), KetamaVariant::Libketama).unwrap();
+        let k = Ketama::builder().node_set(configs[config].clone()).variant(KetamaVariant::Libketama).build().unwrap();
         let mut got: Vec<(String, u32)> = k
             .points()
             .iter()
@@ -168,7 +168,9 @@ fn ketama_assignments() {
     let routers: HashMap<(String, KetamaVariant), Ketama> = configs
         .iter()
         .flat_map(|(c, nodes)| {
-            columns.iter().map(move |&(_, v)| ((c.clone(), v), Ketama::new(nodes.clone(), v).unwrap()))
+            columns.iter().map(move |&(_, v)| {
+                ((c.clone(), v), Ketama::builder().node_set(nodes.clone()).variant(v).build().unwrap())
+            })
         })
         .collect();
     let mut checked: HashMap<&str, usize> = HashMap::new();
@@ -216,7 +218,7 @@ fn redis_keyslot() {
         let key = unhex(&row["key_hex"]);
         assert_eq!(slots::hashed_part(&key), unhex(&row["hashed_part_hex"]).as_slice(), "{row:?}");
         assert_eq!(
-            u64::from(hashroute::hash::crc16_xmodem(slots::hashed_part(&key))),
+            u64::from(hashroute::internals::crc16_xmodem(slots::hashed_part(&key))),
             parse_u64(&row["crc16_xmodem_of_hashed_part"])
         );
         assert_eq!(u64::from(slots::key_slot(&key)), parse_u64(&row["slot"]), "{row:?}");
@@ -228,7 +230,7 @@ fn redis_keyslot() {
 #[test]
 fn redis_slot_table() {
     let Some(rows) = read_csv("redis_slot_table.csv") else { return };
-    let r = RedisSlots::new(NodeSet::from_names(["a", "b", "c"]).unwrap()).unwrap();
+    let r = RedisSlots::builder().node_set(NodeSet::from_names(["a", "b", "c"]).unwrap()).build().unwrap();
     let mut checked = 0;
     for row in &rows {
         let slot: u16 = row["slot"].parse().unwrap();

@@ -3,7 +3,7 @@
 //! library would do after the membership change.
 
 use hashroute::slots::SLOTS;
-use hashroute::{Hasher, Jump, Modulo, NodeSet, RedisSlots, Rendezvous, Ring, Router};
+use hashroute::{Jump, KeyHasher, Modulo, NodeSet, RedisSlots, Rendezvous, Ring, Router};
 
 /// Algorithms the experiment knows, in report order: (CLI name, description).
 pub(crate) const ALGORITHMS: &[(&str, &str)] = &[
@@ -23,9 +23,12 @@ pub(crate) fn routers_for_growth(algo: &str, names: &[String], initial: usize) -
     let sizes = initial..=names.len();
     let sets: Vec<NodeSet> =
         sizes.map(|n| NodeSet::from_names(&names[..n]).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
-    let hasher = Hasher::default();
+    let hasher = KeyHasher::default();
     match algo {
-        "modulo" => Ok(sets.into_iter().map(|s| Box::new(Modulo::new(s, hasher)) as Box<dyn Router>).collect()),
+        "modulo" => Ok(sets
+            .into_iter()
+            .map(|s| Box::new(Modulo::builder().node_set(s).hasher(hasher).build().unwrap()) as Box<dyn Router>)
+            .collect()),
         "ring1" | "ring160" => {
             let v = if algo == "ring1" { 1 } else { 160 };
             sets.into_iter()
@@ -37,12 +40,12 @@ pub(crate) fn routers_for_growth(algo: &str, names: &[String], initial: usize) -
         }
         "jump" => sets
             .into_iter()
-            .map(|s| Jump::new(s, hasher).map(|r| Box::new(r) as Box<dyn Router>))
+            .map(|s| Jump::builder().node_set(s).hasher(hasher).build().map(|r| Box::new(r) as Box<dyn Router>))
             .collect::<Result<_, _>>()
             .map_err(|e| e.to_string()),
         "rendezvous" => sets
             .into_iter()
-            .map(|s| Rendezvous::new(s, hasher).map(|r| Box::new(r) as Box<dyn Router>))
+            .map(|s| Rendezvous::builder().node_set(s).hasher(hasher).build().map(|r| Box::new(r) as Box<dyn Router>))
             .collect::<Result<_, _>>()
             .map_err(|e| e.to_string()),
         "slots" => Ok(slots_growth(&sets)
@@ -63,7 +66,7 @@ pub(crate) fn routers_for_growth(algo: &str, names: &[String], initial: usize) -
 /// highest-numbered slot (what `redis-cli --cluster rebalance` converges to), applied as
 /// [`RedisSlots::move_slots`] on contiguous runs. Only the moved slots' keys change node.
 fn slots_growth(sets: &[NodeSet]) -> hashroute::Result<Vec<RedisSlots>> {
-    let mut out = vec![RedisSlots::new(sets[0].clone())?];
+    let mut out = vec![RedisSlots::builder().node_set(sets[0].clone()).build()?];
     for set in &sets[1..] {
         let prev = out.last().expect("the initial layout is there");
         let (new_id, new_node) = set.iter().last().expect("a node set is non-empty");

@@ -12,11 +12,13 @@
 
 use std::ops::ControlFlow;
 
-use crate::algo::{mix64, rehash_preference};
+use crate::algo::bucket_preference;
+use crate::algo::builder::{hashed_router_basics, router_plumbing};
 use crate::error::{Error, Result};
-use crate::hash::{Hasher, KeyHasher};
+use crate::hash::KeyHasher;
+use crate::mix::mix64;
 use crate::node::{Node, NodeId, NodeSet, MAX_NODES};
-use crate::router::Router;
+use crate::Builder;
 
 const NONE: u32 = u32::MAX;
 
@@ -40,7 +42,7 @@ fn rehash(hash: u64, b: u32) -> u64 {
 #[allow(non_snake_case)] // the paper's array names
 pub struct Anchor {
     nodes: NodeSet,
-    hasher: Hasher,
+    hasher: KeyHasher,
     /// `A[b]`: 0 while `b` works, else `|W_b|`, the working count right after its removal.
     A: Vec<u32>,
     /// `K[b]`: the bucket that took `b`'s place in `W` when `b` was removed (else `b`).
@@ -54,14 +56,37 @@ pub struct Anchor {
     owner: Vec<u32>,
 }
 
-impl Anchor {
-    /// An AnchorHash router over `nodes` with room for `capacity` buckets in total.
+hashed_router_basics!(Anchor);
+
+impl Builder<Anchor> {
+    /// Room for `capacity` buckets in total (default: twice the node count). Lookups cost
+    /// O(1 + ln(capacity / nodes)); nodes can be added until every bucket is in use.
+    pub fn capacity(mut self, capacity: u32) -> Builder<Anchor> {
+        self.options.capacity = Some(capacity);
+        self
+    }
+
+    /// Builds the router.
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] (`capacity`) when `capacity` is below the node count or
-    /// above the node-count cap; [`Error::Unsupported`] if any weight differs from 1.
+    /// The [`NodeSet::new`] errors; [`Error::InvalidParameter`] (`capacity`) when the capacity
+    /// is below the node count or above the node-count cap; [`Error::Unsupported`] if any
+    /// weight differs from 1.
+    pub fn build(mut self) -> Result<Anchor> {
+        let nodes = self.take_nodes()?;
+        let capacity = self.options.capacity.unwrap_or_else(|| Anchor::default_capacity(nodes.len()));
+        Anchor::new(nodes, self.hasher, capacity)
+    }
+}
+
+impl Anchor {
+    /// The capacity used when none is given: twice the node count, capped at the node limit.
+    pub(crate) fn default_capacity(nodes: usize) -> u32 {
+        (2 * nodes).min(MAX_NODES) as u32
+    }
+
     #[allow(non_snake_case)] // the paper's array names
-    pub fn new(nodes: NodeSet, hasher: Hasher, capacity: u32) -> Result<Anchor> {
+    pub(crate) fn new(nodes: NodeSet, hasher: KeyHasher, capacity: u32) -> Result<Anchor> {
         if !nodes.all_unit_weight() {
             return Err(Error::Unsupported { algorithm: "anchor", operation: "weighted nodes" });
         }
@@ -89,7 +114,7 @@ impl Anchor {
     }
 
     /// The hasher in use.
-    pub fn hasher(&self) -> Hasher {
+    pub fn hasher(&self) -> KeyHasher {
         self.hasher
     }
 
@@ -105,7 +130,7 @@ impl Anchor {
     ///
     /// # Errors
     /// [`Error::UnknownNode`]; [`Error::NoNodes`] when `name` is the last node.
-    pub fn remove(&self, name: &str) -> Result<Anchor> {
+    pub fn without_node(&self, name: &str) -> Result<Anchor> {
         let id = self.nodes.require(name)?;
         let nodes = self.nodes.without_node(name)?;
         let b = self.bucket_of(id);
@@ -126,14 +151,18 @@ impl Anchor {
         Ok(next)
     }
 
-    /// A new router with a weight-1 node `name` on the most recently removed bucket: re-adding
-    /// the node removed last restores its keys exactly. O(capacity).
+    /// A new router with weight-1 `node` on the most recently removed bucket: re-adding the
+    /// node removed last restores its keys exactly. O(capacity).
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] (`capacity`) when every bucket is in use;
-    /// [`Error::DuplicateNode`], [`Error::EmptyNodeName`] (as [`NodeSet::with_node`]).
-    pub fn add(&self, name: &str) -> Result<Anchor> {
-        let nodes = self.nodes.with_node(Node::new(name))?;
+    /// [`Error::DuplicateNode`], [`Error::EmptyNodeName`] (as [`NodeSet::with_node`]);
+    /// [`Error::Unsupported`] for a weight other than 1.
+    pub fn with_node(&self, node: Node) -> Result<Anchor> {
+        if node.weight() != 1.0 {
+            return Err(Error::Unsupported { algorithm: "anchor", operation: "weighted nodes" });
+        }
+        let nodes = self.nodes.with_node(node)?;
         let mut next = Anchor { nodes, ..self.clone() };
         let Some(b) = next.R.pop() else {
             return Err(Error::InvalidParameter {
@@ -168,48 +197,29 @@ impl Anchor {
     }
 
     #[inline]
-    fn route_from_hash(&self, hash: u64) -> NodeId {
+    fn owner(&self, hash: u64) -> NodeId {
         NodeId::from_index(self.owner[self.bucket(hash) as usize])
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let arrays = [&self.A, &self.K, &self.W, &self.L, &self.R, &self.owner];
+        arrays.iter().map(|v| v.capacity()).sum::<usize>() * 4
     }
 }
 
-impl Router for Anchor {
-    fn algorithm(&self) -> &'static str {
-        "anchor"
-    }
-    fn nodes(&self) -> &NodeSet {
-        &self.nodes
-    }
-    #[inline]
-    fn route(&self, key: &[u8]) -> NodeId {
-        self.route_from_hash(self.hasher.hash(key))
-    }
-    fn route_hash(&self, hash: u64) -> Result<NodeId> {
-        Ok(self.route_from_hash(hash))
-    }
+router_plumbing!(Anchor, "anchor" {
     /// The route, then routes of `mix64(h + i)` for i = 1..=4N (skipping repeats), then the rest
-    /// in bucket order. Frozen.
+    /// in bucket order. Frozen: it decides where failover sends a down node's keys.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
-        let owners = self.owner.iter().filter(|&&o| o != NONE).map(|&o| NodeId::from_index(o));
-        rehash_preference(self.hasher.hash(key), self.nodes.len(), |h| self.route_from_hash(h), owners, visit);
+        bucket_preference(self.hasher.hash(key), &self.owner, self.nodes.len(), |h| self.owner(h), visit);
         Ok(())
     }
-    fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Anchor>() - std::mem::size_of::<NodeSet>()
-            + (self.A.capacity()
-                + self.K.capacity()
-                + self.W.capacity()
-                + self.L.capacity()
-                + self.R.capacity()
-                + self.owner.capacity())
-                * 4
-            + self.nodes.memory_bytes()
-    }
-}
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Router;
     use proptest::prelude::*;
 
     /// The oracle: the paper's definition (Algorithm 1) with every `W_b` stored explicitly as
@@ -261,16 +271,16 @@ mod tests {
     #[test]
     fn errors() {
         let set = NodeSet::from_names(["a", "b"]).unwrap();
-        assert!(matches!(Anchor::new(set.clone(), Hasher::default(), 1), Err(Error::InvalidParameter { .. })));
-        let full = Anchor::new(set, Hasher::default(), 2).unwrap();
-        assert!(matches!(full.add("c"), Err(Error::InvalidParameter { name: "capacity", .. })));
-        assert_eq!(full.remove("a").unwrap().remove("b").unwrap_err(), Error::NoNodes);
-        assert!(matches!(full.remove("zz"), Err(Error::UnknownNode { .. })));
+        assert!(matches!(Anchor::new(set.clone(), KeyHasher::default(), 1), Err(Error::InvalidParameter { .. })));
+        let full = Anchor::new(set, KeyHasher::default(), 2).unwrap();
+        assert!(matches!(full.with_node(Node::new("c")), Err(Error::InvalidParameter { name: "capacity", .. })));
+        assert_eq!(full.without_node("a").unwrap().without_node("b").unwrap_err(), Error::NoNodes);
+        assert!(matches!(full.without_node("zz"), Err(Error::UnknownNode { .. })));
     }
 
     #[test]
     fn balance_with_half_the_anchor_removed() {
-        let r = Anchor::new(NodeSet::from_names(names(50)).unwrap(), Hasher::default(), 100).unwrap();
+        let r = Anchor::new(NodeSet::from_names(names(50)).unwrap(), KeyHasher::default(), 100).unwrap();
         let mut counts = [0u32; 50];
         let keys = 200_000u64;
         for k in 0..keys {
@@ -290,7 +300,7 @@ mod tests {
             hashes in prop::collection::vec(any::<u64>(), 64),
         ) {
             let cap = n as u32 + spare;
-            let mut r = Anchor::new(NodeSet::from_names(names(n)).unwrap(), Hasher::default(), cap).unwrap();
+            let mut r = Anchor::new(NodeSet::from_names(names(n)).unwrap(), KeyHasher::default(), cap).unwrap();
             let mut naive = Naive::new(cap, n as u32);
             let mut fresh = n;
             for (remove, pick) in script {
@@ -299,8 +309,8 @@ mod tests {
                     let id = NodeId::from_index(pick % r.node_count() as u32);
                     let name = r.node_name(id).to_owned();
                     naive.remove(r.bucket_of(id));
-                    let smaller = r.remove(&name).unwrap();
-                    let restored = smaller.add(&name).unwrap();
+                    let smaller = r.without_node(&name).unwrap();
+                    let restored = smaller.with_node(Node::new(name.as_str())).unwrap();
                     for (&h, b) in hashes.iter().zip(&before) {
                         let after = smaller.node_name(smaller.route_hash(h).unwrap());
                         if *b != name { prop_assert_eq!(after, b.as_str()); }
@@ -311,7 +321,7 @@ mod tests {
                     let name = format!("n{fresh}");
                     fresh += 1;
                     naive.add();
-                    let bigger = r.add(&name).unwrap();
+                    let bigger = r.with_node(Node::new(name.as_str())).unwrap();
                     for (&h, b) in hashes.iter().zip(&before) {
                         let after = bigger.node_name(bigger.route_hash(h).unwrap());
                         if after != name { prop_assert_eq!(after, b.as_str()); }

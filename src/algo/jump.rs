@@ -7,11 +7,13 @@
 
 use std::ops::ControlFlow;
 
+use crate::algo::builder::{hashed_router_basics, router_plumbing};
 use crate::algo::rehash_preference;
+use crate::arch::{Isa, Kernels};
 use crate::error::{Error, Result};
-use crate::hash::{Hasher, KeyHasher};
-use crate::node::{NodeId, NodeSet};
-use crate::router::Router;
+use crate::hash::KeyHasher;
+use crate::node::{Node, NodeId, NodeSet};
+use crate::Builder;
 
 /// The bucket in `0..buckets` for `key`, exactly as the paper's reference code.
 ///
@@ -41,21 +43,13 @@ pub fn try_bucket(key: u64, buckets: u32) -> Result<u32> {
 /// The scalar reference loop. `buckets >= 1` (checked by callers, not unsafe to violate: it
 /// then returns `u32::MAX` as the paper's `-1`).
 #[inline]
-pub(crate) fn bucket_unchecked_nonzero(mut key: u64, buckets: u32) -> u32 {
-    let mut b: i64 = -1;
-    let mut j: i64 = 0;
-    while j < i64::from(buckets) {
-        b = j;
-        key = key.wrapping_mul(2862933555777941757).wrapping_add(1);
-        j = ((b + 1) as f64 * ((1u64 << 31) as f64 / ((key >> 33) + 1) as f64)) as i64;
-    }
-    b as u32
+pub(crate) fn bucket_unchecked_nonzero(key: u64, buckets: u32) -> u32 {
+    crate::arch::generic::jump_bucket(key, buckets)
 }
 
 /// [`bucket`] for every key: `out[i] = bucket(keys[i], buckets)`, bit-identical, several keys
-/// per SIMD register (AVX2: 4 lanes, AVX-512: 8 lanes, two registers interleaved) on the path
-/// chosen once by [`search::active`](crate::search::active); the portable path is the scalar
-/// loop.
+/// per SIMD register (AVX2: 4 lanes, AVX-512: 8 lanes, two registers interleaved) on the
+/// process's SIMD path; the portable path is the scalar loop.
 ///
 /// Cost: a group of lanes runs as many iterations as its slowest key (≈ ln buckets + a few),
 /// so SIMD gains grow with lane count and shrink for tiny bucket counts.
@@ -63,25 +57,22 @@ pub(crate) fn bucket_unchecked_nonzero(mut key: u64, buckets: u32) -> u32 {
 /// # Panics
 /// If `buckets == 0` or `keys.len() != out.len()`.
 pub fn bucket_batch(keys: &[u64], buckets: u32, out: &mut [u32]) {
-    bucket_batch_with(crate::search::active(), keys, buckets, out);
+    bucket_batch_on(Kernels::active(), keys, buckets, out);
 }
 
 /// [`bucket_batch`] on an explicit ISA path (tests and benchmarks call each path).
 ///
 /// # Panics
-/// If `buckets == 0`, `keys.len() != out.len()`, or the CPU lacks `isa`
-/// ([`Isa::is_supported`](crate::search::Isa::is_supported)).
-pub fn bucket_batch_with(isa: crate::search::Isa, keys: &[u64], buckets: u32, out: &mut [u32]) {
-    assert!(buckets > 0, "jump::bucket_batch: buckets must be at least 1");
-    assert_eq!(keys.len(), out.len(), "jump::bucket_batch: keys and out must have the same length");
-    crate::search::arch::jump_batch(isa, keys, buckets, out);
+/// If `buckets == 0`, `keys.len() != out.len()`, or the CPU lacks `isa`.
+pub fn bucket_batch_with(isa: Isa, keys: &[u64], buckets: u32, out: &mut [u32]) {
+    let k = Kernels::new(isa).unwrap_or_else(|| panic!("jump: ISA {} is not supported on this CPU", isa.name()));
+    bucket_batch_on(k, keys, buckets, out);
 }
 
-/// The scalar twin of the SIMD batch: [`bucket`] per key.
-pub(crate) fn bucket_batch_portable(keys: &[u64], buckets: u32, out: &mut [u32]) {
-    for (o, &k) in out.iter_mut().zip(keys) {
-        *o = bucket_unchecked_nonzero(k, buckets);
-    }
+fn bucket_batch_on(k: Kernels, keys: &[u64], buckets: u32, out: &mut [u32]) {
+    assert!(buckets > 0, "jump::bucket_batch: buckets must be at least 1");
+    assert_eq!(keys.len(), out.len(), "jump::bucket_batch: keys and out must have the same length");
+    k.jump_batch(keys, buckets, out);
 }
 
 /// Jump hash over named nodes: hash the key bytes with the configured hasher, then jump.
@@ -91,35 +82,32 @@ pub(crate) fn bucket_batch_portable(keys: &[u64], buckets: u32, out: &mut [u32])
 #[derive(Clone, Debug)]
 pub struct Jump {
     nodes: NodeSet,
-    hasher: Hasher,
+    hasher: KeyHasher,
+}
+
+hashed_router_basics!(Jump);
+
+impl Builder<Jump> {
+    /// Builds the router (bucket `i` = node `i`).
+    ///
+    /// # Errors
+    /// The [`NodeSet::new`] errors; [`Error::Unsupported`] if any weight differs from 1 (jump
+    /// has no weights).
+    pub fn build(mut self) -> Result<Jump> {
+        Jump::new(self.take_nodes()?, self.hasher)
+    }
 }
 
 impl Jump {
-    /// A jump router over `nodes` (bucket `i` = node `i`).
-    ///
-    /// # Errors
-    /// [`Error::Unsupported`] if any weight differs from 1 (jump has no weights).
-    pub fn new(nodes: NodeSet, hasher: Hasher) -> Result<Jump> {
+    fn new(nodes: NodeSet, hasher: KeyHasher) -> Result<Jump> {
         if !nodes.all_unit_weight() {
             return Err(Error::Unsupported { algorithm: "jump", operation: "weighted nodes" });
         }
         Ok(Jump { nodes, hasher })
     }
 
-    /// A jump router over weight-1 nodes named `names`, hashing with the default xxh3.
-    ///
-    /// # Errors
-    /// As [`NodeSet::from_names`].
-    pub fn from_names<I>(names: I) -> Result<Jump>
-    where
-        I: IntoIterator,
-        I::Item: AsRef<str>,
-    {
-        Jump::new(NodeSet::from_names(names)?, Hasher::default())
-    }
-
     /// The hasher in use.
-    pub fn hasher(&self) -> Hasher {
+    pub fn hasher(&self) -> KeyHasher {
         self.hasher
     }
 
@@ -128,19 +116,40 @@ impl Jump {
     pub fn bucket(&self, hash: u64) -> u32 {
         bucket_unchecked_nonzero(hash, self.nodes.len() as u32)
     }
+
+    /// A new router with `node` appended as bucket N: only the keys that now land in it move.
+    ///
+    /// # Errors
+    /// As [`NodeSet::with_node`]; [`Error::Unsupported`] for a weight other than 1.
+    pub fn with_node(&self, node: Node) -> Result<Jump> {
+        Jump::new(self.nodes.with_node(node)?, self.hasher)
+    }
+
+    /// A new router without the node named `name`, which must be the last one: jump can only
+    /// shrink at the end (use [`Memento`](crate::Memento) to remove any node).
+    ///
+    /// # Errors
+    /// [`Error::UnknownNode`], [`Error::NoNodes`] for the only node, [`Error::Unsupported`] when
+    /// `name` is not the last node.
+    pub fn without_node(&self, name: &str) -> Result<Jump> {
+        let id = self.nodes.id_of(name).ok_or_else(|| Error::UnknownNode { name: name.to_string() })?;
+        if id.index() + 1 != self.nodes.len() {
+            return Err(Error::Unsupported { algorithm: "jump", operation: "removing a node other than the last" });
+        }
+        Jump::new(self.nodes.without_node(name)?, self.hasher)
+    }
+
+    #[inline]
+    fn owner(&self, hash: u64) -> NodeId {
+        NodeId::from_index(self.bucket(hash))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        0
+    }
 }
 
-impl Router for Jump {
-    fn algorithm(&self) -> &'static str {
-        "jump"
-    }
-    fn nodes(&self) -> &NodeSet {
-        &self.nodes
-    }
-    #[inline]
-    fn route(&self, key: &[u8]) -> NodeId {
-        NodeId::from_index(self.bucket(self.hasher.hash(key)))
-    }
+router_plumbing!(Jump, "jump" {
     /// Hashes a chunk of keys, then jumps them all with [`bucket_batch`].
     fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
         assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
@@ -159,9 +168,6 @@ impl Router for Jump {
             }
         }
     }
-    fn route_hash(&self, hash: u64) -> Result<NodeId> {
-        Ok(NodeId::from_index(self.bucket(hash)))
-    }
     /// Preference list: `bucket(h)`, then `bucket(mix64(h + i))` for i = 1, 2, … skipping
     /// buckets already produced; after `4 N` probes the nodes not yet produced follow in index
     /// order. Frozen: it decides where failover sends a down node's keys.
@@ -169,10 +175,7 @@ impl Router for Jump {
         preference_from_hash(self.hasher.hash(key), self.nodes.len() as u32, visit);
         Ok(())
     }
-    fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Jump>() - std::mem::size_of::<NodeSet>() + self.nodes.memory_bytes()
-    }
-}
+});
 
 fn preference_from_hash(hash: u64, n: u32, visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
     let route = |h: u64| NodeId::from_index(bucket_unchecked_nonzero(h, n));
@@ -182,7 +185,7 @@ fn preference_from_hash(hash: u64, n: u32, visit: &mut dyn FnMut(NodeId) -> Cont
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algo::mix64;
+    use crate::mix::mix64;
 
     #[test]
     fn paper_values() {
@@ -197,7 +200,7 @@ mod tests {
 
     fn check_batch(keys: &[u64], buckets: u32) {
         let want: Vec<u32> = keys.iter().map(|&k| bucket(k, buckets)).collect();
-        for isa in crate::search::Isa::ALL {
+        for isa in Isa::ALL {
             if !isa.is_supported() {
                 eprintln!("SKIPPED: jump batch on {} (CPU lacks it)", isa.name());
                 continue;

@@ -22,12 +22,13 @@
 use std::io::Write;
 use std::ops::ControlFlow;
 
+use crate::algo::builder::router_plumbing;
 use crate::algo::ring::{walk_clockwise, MAX_POINTS};
 use crate::algo::Visited;
 use crate::error::{Error, Result};
 use crate::hash::md5_digest;
 use crate::node::{Node, NodeId, NodeSet};
-use crate::router::Router;
+use crate::Builder;
 
 /// Which real client's ketama to reproduce.
 ///
@@ -207,13 +208,42 @@ pub struct Ketama {
     by_name: Vec<u32>,
 }
 
-impl Ketama {
-    /// Builds the continuum of `variant` over `nodes`.
+impl Builder<Ketama> {
+    /// Which client's continuum to reproduce (default [`KetamaVariant::Libketama`]).
+    pub fn variant(mut self, variant: KetamaVariant) -> Builder<Ketama> {
+        self.options.variant = variant;
+        self
+    }
+
+    /// Builds the continuum (40 N MD5 digests and a sort). Ketama always hashes with MD5.
     ///
     /// # Errors
-    /// [`Error::TooManyPoints`] past the ring's point cap ([`MAX_POINTS`]);
+    /// The [`NodeSet::new`] errors; [`Error::TooManyPoints`] past the ring's point cap (2^26);
     /// [`Error::InvalidParameter`] when weights overflow `f32` so that no node gets a point.
-    pub fn new(nodes: NodeSet, variant: KetamaVariant) -> Result<Ketama> {
+    pub fn build(mut self) -> Result<Ketama> {
+        Ketama::new(self.take_nodes()?, self.options.variant)
+    }
+}
+
+impl Ketama {
+    /// A builder (see [`Builder`]).
+    pub fn builder() -> Builder<Ketama> {
+        Builder::default()
+    }
+
+    /// A libketama continuum over weight-1 servers named `names`.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`] and [`Builder::<Ketama>::build`].
+    pub fn from_names<I>(names: I) -> Result<Ketama>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Ketama::builder().nodes(names).build()
+    }
+
+    fn new(nodes: NodeSet, variant: KetamaVariant) -> Result<Ketama> {
         let n = nodes.len();
         let total = nodes.total_weight();
         let per_digest = variant.points_per_digest();
@@ -281,6 +311,15 @@ impl Ketama {
         }
     }
 
+    #[inline]
+    fn route_key(&self, key: &[u8]) -> NodeId {
+        self.route_hash32(Ketama::key_hash(key))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        (self.points.capacity() + self.owners.capacity() + self.by_name.capacity()) * 4
+    }
+
     /// The node owning a pre-computed 32-bit key hash ([`Ketama::key_hash`]).
     #[inline]
     pub fn route_hash32(&self, h: u32) -> NodeId {
@@ -329,17 +368,7 @@ impl Ketama {
     }
 }
 
-impl Router for Ketama {
-    fn algorithm(&self) -> &'static str {
-        "ketama"
-    }
-    fn nodes(&self) -> &NodeSet {
-        &self.nodes
-    }
-    #[inline]
-    fn route(&self, key: &[u8]) -> NodeId {
-        self.route_hash32(Ketama::key_hash(key))
-    }
+router_plumbing!(Ketama, "ketama", no_hash64 {
     /// Walks the continuum clockwise from the key's point, skipping nodes already produced;
     /// nodes that own no point (weight rounded to 0 digests) follow in name order.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
@@ -365,18 +394,12 @@ impl Router for Ketama {
         }
         Ok(())
     }
-    fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Ketama>() - std::mem::size_of::<NodeSet>()
-            + self.points.capacity() * 4
-            + self.owners.capacity() * 4
-            + self.by_name.capacity() * 4
-            + self.nodes.memory_bytes()
-    }
-}
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Router;
     use proptest::prelude::*;
 
     fn eq3(variant: KetamaVariant) -> Ketama {

@@ -16,22 +16,23 @@
 //!   node (in name order) claims its next free slot unless `iteration · w < target`, after which
 //!   its `target` grows by the largest normalized weight.
 //!
-//! Keys are hashed with the configured [`Hasher`] (default xxh3; Envoy hashes its request hash
+//! Keys are hashed with the configured [`KeyHasher`] (default xxh3; Envoy hashes its request hash
 //! policies to a `u64` itself, so compare with Envoy via [`Router::route_hash`]).
 
 use std::ops::ControlFlow;
 
+use crate::algo::builder::{hashed_router_basics, router_plumbing};
 use crate::algo::Visited;
 use crate::error::{Error, Result};
-use crate::hash::{Hasher, KeyHasher};
-use crate::node::{NodeId, NodeSet};
-use crate::router::Router;
+use crate::hash::KeyHasher;
+use crate::node::{Node, NodeId, NodeSet};
+use crate::Builder;
 
 /// Envoy's default table size, a prime.
-pub const DEFAULT_TABLE_SIZE: u64 = 65537;
+pub(crate) const DEFAULT_TABLE_SIZE: u64 = 65537;
 /// The largest table size accepted: 2^26 entries (256 MiB of `u32`s) bounds an accidental
 /// allocation; real deployments use 65537 or a few multiples of the node count × 100.
-pub const MAX_TABLE_SIZE: u64 = 1 << 26;
+pub(crate) const MAX_TABLE_SIZE: u64 = 1 << 26;
 
 const EMPTY: u32 = u32::MAX;
 
@@ -45,7 +46,7 @@ const EMPTY: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct Maglev {
     nodes: NodeSet,
-    hasher: Hasher,
+    hasher: KeyHasher,
     table: Vec<u32>,
 }
 
@@ -61,27 +62,35 @@ struct Filler {
     target: f64,
 }
 
-impl Maglev {
-    /// Builds the table of size `table_size` over `nodes`.
-    ///
-    /// # Errors
-    /// [`Error::InvalidParameter`] (`table size`) when `table_size` is not a prime, is smaller than
-    /// the node count, or exceeds [`MAX_TABLE_SIZE`].
-    pub fn new(nodes: NodeSet, hasher: Hasher, table_size: u64) -> Result<Maglev> {
-        let table = build_table(&nodes, table_size)?;
-        Ok(Maglev { nodes, hasher, table })
+hashed_router_basics!(Maglev);
+
+impl Builder<Maglev> {
+    /// The table size M, a prime at least the node count (default 65537, Envoy's; at most
+    /// 2^26). More entries balance better and cost 4 bytes each.
+    pub fn table_size(mut self, table_size: u64) -> Builder<Maglev> {
+        self.options.table_size = Some(table_size);
+        self
     }
 
-    /// Maglev over weight-1 nodes named `names`, xxh3 keys, [`DEFAULT_TABLE_SIZE`].
+    /// Builds the table.
     ///
     /// # Errors
-    /// As [`NodeSet::from_names`] and [`Maglev::new`].
-    pub fn from_names<I>(names: I) -> Result<Maglev>
-    where
-        I: IntoIterator,
-        I::Item: AsRef<str>,
-    {
-        Maglev::new(NodeSet::from_names(names)?, Hasher::default(), DEFAULT_TABLE_SIZE)
+    /// The [`NodeSet::new`] errors; [`Error::InvalidParameter`] (`table size`) when the table
+    /// size is not a prime, is smaller than the node count, or exceeds 2^26.
+    pub fn build(mut self) -> Result<Maglev> {
+        Maglev::new(self.take_nodes()?, self.hasher, self.options.table_size.unwrap_or(DEFAULT_TABLE_SIZE))
+    }
+}
+
+impl Maglev {
+    /// Envoy's default table size.
+    pub const DEFAULT_TABLE_SIZE: u64 = DEFAULT_TABLE_SIZE;
+    /// The largest table size accepted.
+    pub const MAX_TABLE_SIZE: u64 = MAX_TABLE_SIZE;
+
+    fn new(nodes: NodeSet, hasher: KeyHasher, table_size: u64) -> Result<Maglev> {
+        let table = build_table(&nodes, table_size)?;
+        Ok(Maglev { nodes, hasher, table })
     }
 
     /// The lookup table: entry `i` is the id (as `u32`) of the node owning hashes `≡ i (mod M)`.
@@ -95,15 +104,16 @@ impl Maglev {
     }
 
     /// The hasher used for keys.
-    pub fn hasher(&self) -> Hasher {
+    pub fn hasher(&self) -> KeyHasher {
         self.hasher
     }
 
     /// A new table with `node` added (same hasher and table size). O(M) rebuild.
     ///
     /// # Errors
-    /// As [`NodeSet::with_node`] and [`Maglev::new`].
-    pub fn with_node(&self, node: crate::node::Node) -> Result<Maglev> {
+    /// As [`NodeSet::with_node`]; [`Error::InvalidParameter`] when the table is smaller than
+    /// the new node count.
+    pub fn with_node(&self, node: Node) -> Result<Maglev> {
         Maglev::new(self.nodes.with_node(node)?, self.hasher, self.table_size())
     }
 
@@ -115,9 +125,26 @@ impl Maglev {
         Maglev::new(self.nodes.without_node(name)?, self.hasher, self.table_size())
     }
 
+    /// A new table with node `name`'s weight changed (Envoy's weighted fill). O(M) rebuild.
+    ///
+    /// # Errors
+    /// [`Error::UnknownNode`], [`Error::InvalidWeight`].
+    pub fn with_weight(&self, name: &str, weight: f64) -> Result<Maglev> {
+        Maglev::new(self.nodes.with_weight(name, weight)?, self.hasher, self.table_size())
+    }
+
     #[inline]
     fn slot(&self, hash: u64) -> usize {
         (hash % self.table.len() as u64) as usize
+    }
+
+    #[inline]
+    fn owner(&self, hash: u64) -> NodeId {
+        NodeId::from_index(self.table[self.slot(hash)])
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.table.capacity() * std::mem::size_of::<u32>()
     }
 }
 
@@ -226,20 +253,7 @@ pub(crate) fn is_prime(n: u64) -> bool {
     true
 }
 
-impl Router for Maglev {
-    fn algorithm(&self) -> &'static str {
-        "maglev"
-    }
-    fn nodes(&self) -> &NodeSet {
-        &self.nodes
-    }
-    #[inline]
-    fn route(&self, key: &[u8]) -> NodeId {
-        NodeId::from_index(self.table[self.slot(self.hasher.hash(key))])
-    }
-    fn route_hash(&self, hash: u64) -> Result<NodeId> {
-        Ok(NodeId::from_index(self.table[self.slot(hash)]))
-    }
+router_plumbing!(Maglev, "maglev" {
     /// Walks the table forward from `hash % M`, producing each node the first time it is met;
     /// after a full turn, nodes owning no slot follow in id order. Costs a few entries per
     /// replica; producing all N nodes costs about `M/N · N ln N` entries (coupon collecting).
@@ -247,12 +261,7 @@ impl Router for Maglev {
         preference_from_slot(&self.table, self.slot(self.hasher.hash(key)), self.nodes.len(), visit);
         Ok(())
     }
-    fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Maglev>() - std::mem::size_of::<NodeSet>()
-            + self.table.capacity() * std::mem::size_of::<u32>()
-            + self.nodes.memory_bytes()
-    }
-}
+});
 
 fn preference_from_slot(table: &[u32], start: usize, n: usize, visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
     let mut seen = Visited::new(n);
@@ -284,6 +293,7 @@ fn preference_from_slot(table: &[u32], start: usize, n: usize, visit: &mut dyn F
 mod tests {
     use super::*;
     use crate::node::Node;
+    use crate::Router;
     use proptest::prelude::*;
 
     fn names(n: usize) -> Vec<String> {
@@ -305,17 +315,17 @@ mod tests {
     fn rejects_bad_table_sizes() {
         let set = NodeSet::from_names(["a", "b", "c"]).unwrap();
         for m in [0, 1, 4, 65536, MAX_TABLE_SIZE + 1] {
-            let err = Maglev::new(set.clone(), Hasher::default(), m).unwrap_err();
+            let err = Maglev::new(set.clone(), KeyHasher::default(), m).unwrap_err();
             assert!(matches!(err, Error::InvalidParameter { name: "table size", .. }), "{m}: {err}");
         }
-        assert!(Maglev::new(set.clone(), Hasher::default(), 2).is_err(), "M smaller than N");
-        assert!(Maglev::new(set, Hasher::default(), 3).is_ok());
+        assert!(Maglev::new(set.clone(), KeyHasher::default(), 2).is_err(), "M smaller than N");
+        assert!(Maglev::new(set, KeyHasher::default(), 3).is_ok());
     }
 
     #[test]
     fn balanced_to_one_slot_with_equal_weights() {
         let n = 100;
-        let m = Maglev::new(NodeSet::from_names(names(n)).unwrap(), Hasher::default(), 65537).unwrap();
+        let m = Maglev::new(NodeSet::from_names(names(n)).unwrap(), KeyHasher::default(), 65537).unwrap();
         let mut counts = vec![0u32; n];
         for &id in m.table() {
             counts[id as usize] += 1;
@@ -327,7 +337,7 @@ mod tests {
     #[test]
     fn weights_shape_the_table() {
         let set = NodeSet::new([Node::new("a").with_weight(1.0), Node::new("b").with_weight(3.0)]).unwrap();
-        let m = Maglev::new(set, Hasher::default(), 65537).unwrap();
+        let m = Maglev::new(set, KeyHasher::default(), 65537).unwrap();
         let b = m.table().iter().filter(|&&id| id == 1).count() as f64;
         assert!((b / 65537.0 - 0.75).abs() < 0.001, "{b}");
     }
@@ -335,7 +345,7 @@ mod tests {
     #[test]
     fn build_is_fast_and_small_at_1000_nodes() {
         let t = std::time::Instant::now();
-        let m = Maglev::new(NodeSet::from_names(names(1000)).unwrap(), Hasher::default(), 65537).unwrap();
+        let m = Maglev::new(NodeSet::from_names(names(1000)).unwrap(), KeyHasher::default(), 65537).unwrap();
         let took = t.elapsed();
         assert!(m.table().iter().all(|&id| (id as usize) < 1000));
         // Generous for a loaded debug build; release builds take a few milliseconds.
@@ -345,8 +355,8 @@ mod tests {
 
     #[test]
     fn node_order_does_not_matter() {
-        let a = Maglev::new(NodeSet::from_names(["x", "y", "z", "w"]).unwrap(), Hasher::default(), 101).unwrap();
-        let b = Maglev::new(NodeSet::from_names(["w", "z", "y", "x"]).unwrap(), Hasher::default(), 101).unwrap();
+        let a = Maglev::new(NodeSet::from_names(["x", "y", "z", "w"]).unwrap(), KeyHasher::default(), 101).unwrap();
+        let b = Maglev::new(NodeSet::from_names(["w", "z", "y", "x"]).unwrap(), KeyHasher::default(), 101).unwrap();
         for (ea, eb) in a.table().iter().zip(b.table()) {
             assert_eq!(a.node_name(NodeId::from_index(*ea)), b.node_name(NodeId::from_index(*eb)));
         }
@@ -358,7 +368,7 @@ mod tests {
             // Smallest prime >= n + extra: tables barely larger than N leave nodes without slots.
             let mut m = (n as u64 + extra).max(2);
             while !is_prime(m) { m += 1; }
-            let r = Maglev::new(NodeSet::from_names(names(n)).unwrap(), Hasher::default(), m).unwrap();
+            let r = Maglev::new(NodeSet::from_names(names(n)).unwrap(), KeyHasher::default(), m).unwrap();
             let mut seen = Vec::new();
             r.preference(&key, &mut |id| { seen.push(id.as_u32()); ControlFlow::Continue(()) }).unwrap();
             prop_assert_eq!(seen[0], r.route(&key).as_u32());
@@ -368,7 +378,7 @@ mod tests {
 
         #[test]
         fn route_hash_agrees_with_route(key in any::<Vec<u8>>()) {
-            let r = Maglev::new(NodeSet::from_names(names(7)).unwrap(), Hasher::Xxh64 { seed: 3 }, 211).unwrap();
+            let r = Maglev::new(NodeSet::from_names(names(7)).unwrap(), KeyHasher::Xxh64 { seed: 3 }, 211).unwrap();
             prop_assert_eq!(r.route_hash(r.hasher().hash(&key)).unwrap(), r.route(&key));
         }
     }

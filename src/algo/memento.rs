@@ -13,11 +13,13 @@
 
 use std::ops::ControlFlow;
 
-use crate::algo::{jump, mix64, rehash_preference};
+use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::algo::{bucket_preference, jump};
 use crate::error::{Error, Result};
-use crate::hash::{Hasher, KeyHasher};
+use crate::hash::KeyHasher;
+use crate::mix::mix64;
 use crate::node::{Node, NodeId, NodeSet};
-use crate::router::Router;
+use crate::Builder;
 
 const NONE: u32 = u32::MAX;
 
@@ -40,7 +42,7 @@ fn rehash(hash: u64, b: u32) -> u64 {
 #[derive(Clone, Debug)]
 pub struct Memento {
     nodes: NodeSet,
-    hasher: Hasher,
+    hasher: KeyHasher,
     /// Per bucket: `NONE` while working, else the working count right after its removal.
     replacer: Vec<u32>,
     /// Per removed bucket: the bucket removed before it (the restore stack's next link).
@@ -51,13 +53,22 @@ pub struct Memento {
     removed: u32,
 }
 
-impl Memento {
-    /// A Memento router over `nodes` (bucket `i` = node `i`, nothing removed: routes equal
+hashed_router_basics!(Memento);
+
+impl Builder<Memento> {
+    /// Builds the router (bucket `i` = node `i`, nothing removed: routes equal
     /// [`Jump`](crate::Jump)'s).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] if any weight differs from 1.
-    pub fn new(nodes: NodeSet, hasher: Hasher) -> Result<Memento> {
+    /// The [`NodeSet::new`] errors; [`Error::Unsupported`] if any weight differs from 1.
+    pub fn build(mut self) -> Result<Memento> {
+        Memento::new(self.take_nodes()?, self.hasher)
+    }
+}
+
+impl Memento {
+    /// Bucket `i` = node `i`, nothing removed: routes equal [`Jump`](crate::Jump)'s.
+    fn new(nodes: NodeSet, hasher: KeyHasher) -> Result<Memento> {
         if !nodes.all_unit_weight() {
             return Err(Error::Unsupported { algorithm: "memento", operation: "weighted nodes" });
         }
@@ -73,20 +84,8 @@ impl Memento {
         })
     }
 
-    /// Memento over weight-1 nodes named `names`, xxh3.
-    ///
-    /// # Errors
-    /// As [`NodeSet::from_names`].
-    pub fn from_names<I>(names: I) -> Result<Memento>
-    where
-        I: IntoIterator,
-        I::Item: AsRef<str>,
-    {
-        Memento::new(NodeSet::from_names(names)?, Hasher::default())
-    }
-
     /// The hasher in use.
-    pub fn hasher(&self) -> Hasher {
+    pub fn hasher(&self) -> KeyHasher {
         self.hasher
     }
 
@@ -113,7 +112,7 @@ impl Memento {
     ///
     /// # Errors
     /// [`Error::UnknownNode`]; [`Error::NoNodes`] when `name` is the last node.
-    pub fn remove(&self, name: &str) -> Result<Memento> {
+    pub fn without_node(&self, name: &str) -> Result<Memento> {
         let id = self.nodes.require(name)?;
         let nodes = self.nodes.without_node(name)?;
         let b = self.bucket_of(id);
@@ -141,14 +140,17 @@ impl Memento {
         Ok(next)
     }
 
-    /// A new router with a weight-1 node `name` added on the most recently removed bucket (or a
-    /// new bucket at the end): re-adding the node removed last restores its keys exactly.
-    /// O(N).
+    /// A new router with weight-1 `node` added on the most recently removed bucket (or a new
+    /// bucket at the end): re-adding the node removed last restores its keys exactly. O(N).
     ///
     /// # Errors
-    /// [`Error::DuplicateNode`], [`Error::EmptyNodeName`] (as [`NodeSet::with_node`]).
-    pub fn add(&self, name: &str) -> Result<Memento> {
-        let nodes = self.nodes.with_node(Node::new(name))?;
+    /// [`Error::DuplicateNode`], [`Error::EmptyNodeName`] (as [`NodeSet::with_node`]);
+    /// [`Error::Unsupported`] for a weight other than 1.
+    pub fn with_node(&self, node: Node) -> Result<Memento> {
+        if node.weight() != 1.0 {
+            return Err(Error::Unsupported { algorithm: "memento", operation: "weighted nodes" });
+        }
+        let nodes = self.nodes.with_node(node)?;
         let new_id = (nodes.len() - 1) as u32;
         let mut next = Memento { nodes, ..self.clone() };
         let bucket = next.last_removed;
@@ -189,42 +191,28 @@ impl Memento {
     }
 
     #[inline]
-    fn route_from_hash(&self, hash: u64) -> NodeId {
+    fn owner(&self, hash: u64) -> NodeId {
         NodeId::from_index(self.owner[self.bucket(hash) as usize])
+    }
+
+    fn heap_bytes(&self) -> usize {
+        (self.replacer.capacity() + self.prev_removed.capacity() + self.owner.capacity()) * 4
     }
 }
 
-impl Router for Memento {
-    fn algorithm(&self) -> &'static str {
-        "memento"
-    }
-    fn nodes(&self) -> &NodeSet {
-        &self.nodes
-    }
-    #[inline]
-    fn route(&self, key: &[u8]) -> NodeId {
-        self.route_from_hash(self.hasher.hash(key))
-    }
-    fn route_hash(&self, hash: u64) -> Result<NodeId> {
-        Ok(self.route_from_hash(hash))
-    }
+router_plumbing!(Memento, "memento" {
     /// The route, then routes of `mix64(h + i)` for i = 1..=4N (skipping repeats), then the rest
     /// in bucket order. Frozen: it decides where failover sends a down node's keys.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
-        let owners = self.owner.iter().filter(|&&o| o != NONE).map(|&o| NodeId::from_index(o));
-        rehash_preference(self.hasher.hash(key), self.nodes.len(), |h| self.route_from_hash(h), owners, visit);
+        bucket_preference(self.hasher.hash(key), &self.owner, self.nodes.len(), |h| self.owner(h), visit);
         Ok(())
     }
-    fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Memento>() - std::mem::size_of::<NodeSet>()
-            + (self.replacer.capacity() + self.prev_removed.capacity() + self.owner.capacity()) * 4
-            + self.nodes.memory_bytes()
-    }
-}
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Router;
     use proptest::prelude::*;
 
     /// The oracle: the paper's lookup over a plain list of (bucket, replacer) removals, rebuilt
@@ -292,11 +280,11 @@ mod tests {
     #[test]
     fn errors() {
         let m = Memento::from_names(["a"]).unwrap();
-        assert_eq!(m.remove("a").unwrap_err(), Error::NoNodes);
-        assert!(matches!(m.remove("zz"), Err(Error::UnknownNode { .. })));
-        assert!(matches!(m.add("a"), Err(Error::DuplicateNode { .. })));
+        assert_eq!(m.without_node("a").unwrap_err(), Error::NoNodes);
+        assert!(matches!(m.without_node("zz"), Err(Error::UnknownNode { .. })));
+        assert!(matches!(m.with_node(Node::new("a")), Err(Error::DuplicateNode { .. })));
         let weighted = NodeSet::new([Node::new("a").with_weight(2.0)]).unwrap();
-        assert!(matches!(Memento::new(weighted, Hasher::default()), Err(Error::Unsupported { .. })));
+        assert!(matches!(Memento::new(weighted, KeyHasher::default()), Err(Error::Unsupported { .. })));
     }
 
     #[test]
@@ -304,7 +292,7 @@ mod tests {
         let n = 60;
         let mut m = Memento::from_names(names(n)).unwrap();
         for i in (0..n).step_by(3) {
-            m = m.remove(&format!("n{i}")).unwrap();
+            m = m.without_node(&format!("n{i}")).unwrap();
         }
         let live = m.node_count();
         let mut counts = vec![0u32; live];
@@ -332,13 +320,13 @@ mod tests {
                     let id = NodeId::from_index(pick % m.node_count() as u32);
                     let name = m.node_name(id).to_owned();
                     ops.push(Op::Remove(m.bucket_of(id)));
-                    let smaller = m.remove(&name).unwrap();
+                    let smaller = m.without_node(&name).unwrap();
                     for (&h, b) in hashes.iter().zip(&before) {
                         let after = smaller.node_name(smaller.route_hash(h).unwrap());
                         if *b != name { prop_assert_eq!(after, b.as_str()); }
                     }
                     // Restore: the same name comes back on the same bucket with the same keys.
-                    let restored = smaller.add(&name).unwrap();
+                    let restored = smaller.with_node(Node::new(name.as_str())).unwrap();
                     for (&h, b) in hashes.iter().zip(&before) {
                         prop_assert_eq!(restored.node_name(restored.route_hash(h).unwrap()), b.as_str());
                     }
@@ -347,7 +335,7 @@ mod tests {
                     let name = format!("n{next_name}");
                     next_name += 1;
                     ops.push(Op::Add);
-                    let bigger = m.add(&name).unwrap();
+                    let bigger = m.with_node(Node::new(name.as_str())).unwrap();
                     for (&h, b) in hashes.iter().zip(&before) {
                         let after = bigger.node_name(bigger.route_hash(h).unwrap());
                         if after != name { prop_assert_eq!(after, b.as_str()); }

@@ -1,19 +1,21 @@
 //! The routing algorithms, one module each. Every type implements [`crate::Router`].
 
-pub mod anchor;
-pub mod bounded;
-pub mod jump;
-pub mod ketama;
-pub mod maglev;
-pub mod memento;
-pub mod modulo;
-pub mod multiprobe;
-pub mod rendezvous;
-pub mod ring;
-pub mod slots;
+pub(crate) mod anchor;
+pub(crate) mod bounded;
+pub(crate) mod builder;
+pub(crate) mod jump;
+pub(crate) mod ketama;
+pub(crate) mod maglev;
+pub(crate) mod memento;
+pub(crate) mod modulo;
+pub(crate) mod multiprobe;
+pub(crate) mod rendezvous;
+pub(crate) mod ring;
+pub(crate) mod slots;
 
 use std::ops::ControlFlow;
 
+use crate::mix::mix64;
 use crate::node::NodeId;
 
 /// Which nodes a preference walk has already produced. Inline for up to 128 nodes, a heap
@@ -53,15 +55,6 @@ impl Visited {
     }
 }
 
-/// SplitMix64's finalizer: a bijective 64-bit mixer used to derive independent hashes
-/// (jump's preference probes, rendezvous scores) from one key hash. Frozen: part of the routes.
-#[inline]
-pub(crate) const fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// The preference list of the jump-like routers (jump, Memento, Anchor), which have no ring to
 /// walk: `route(h)`, then `route(mix64(h + i))` for i = 1..=4N skipping nodes already produced,
 /// then the nodes of `rest` not produced yet, in order. Frozen: it decides where failover sends
@@ -98,4 +91,18 @@ pub(crate) fn rehash_preference(
             return;
         }
     }
+}
+
+/// The preference list of the bucket routers with removals (Memento, Anchor): the
+/// [`rehash_preference`] walk, finishing with the live buckets' owners in bucket order
+/// (`owner[b]` is `NONE` = `u32::MAX` for a removed bucket).
+pub(crate) fn bucket_preference(
+    hash: u64,
+    owner: &[u32],
+    node_count: usize,
+    route: impl Fn(u64) -> NodeId,
+    visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>,
+) {
+    let owners = owner.iter().filter(|&&o| o != u32::MAX).map(|&o| NodeId::from_index(o));
+    rehash_preference(hash, node_count, route, owners, visit);
 }

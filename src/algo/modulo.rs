@@ -6,66 +6,70 @@
 
 use std::ops::ControlFlow;
 
+use crate::algo::builder::{hashed_router_basics, router_plumbing};
 use crate::error::Result;
-use crate::hash::{Hasher, KeyHasher};
-use crate::node::{NodeId, NodeSet};
-use crate::router::Router;
+use crate::hash::KeyHasher;
+use crate::node::{Node, NodeId, NodeSet};
+use crate::Builder;
 
 /// `hash(key) % N` over a node set. Weights are ignored. O(1) per key, no memory beyond the
 /// node set.
 #[derive(Clone, Debug)]
 pub struct Modulo {
     nodes: NodeSet,
-    hasher: Hasher,
+    hasher: KeyHasher,
+}
+
+hashed_router_basics!(Modulo);
+
+impl Builder<Modulo> {
+    /// Builds the router.
+    ///
+    /// # Errors
+    /// The [`NodeSet::new`] errors.
+    pub fn build(mut self) -> Result<Modulo> {
+        Ok(Modulo { nodes: self.take_nodes()?, hasher: self.hasher })
+    }
 }
 
 impl Modulo {
-    /// A modulo router over `nodes` with `hasher`.
-    pub fn new(nodes: NodeSet, hasher: Hasher) -> Modulo {
-        Modulo { nodes, hasher }
-    }
-
-    /// A modulo router over weight-1 nodes named `names`, hashing with the default xxh3.
-    ///
-    /// # Errors
-    /// As [`NodeSet::from_names`].
-    pub fn from_names<I>(names: I) -> Result<Modulo>
-    where
-        I: IntoIterator,
-        I::Item: AsRef<str>,
-    {
-        Ok(Modulo::new(NodeSet::from_names(names)?, Hasher::default()))
-    }
-
     /// The hasher in use.
-    pub fn hasher(&self) -> Hasher {
+    pub fn hasher(&self) -> KeyHasher {
         self.hasher
     }
 
+    /// A new router with `node` appended (moves about N/(N+1) of the keys).
+    ///
+    /// # Errors
+    /// As [`NodeSet::with_node`].
+    pub fn with_node(&self, node: Node) -> Result<Modulo> {
+        Ok(Modulo { nodes: self.nodes.with_node(node)?, hasher: self.hasher })
+    }
+
+    /// A new router without the node named `name` (the nodes after it shift down one index).
+    ///
+    /// # Errors
+    /// [`Error::UnknownNode`](crate::Error::UnknownNode), [`Error::NoNodes`](crate::Error::NoNodes)
+    /// for the last node.
+    pub fn without_node(&self, name: &str) -> Result<Modulo> {
+        Ok(Modulo { nodes: self.nodes.without_node(name)?, hasher: self.hasher })
+    }
+
     #[inline]
-    fn index(&self, hash: u64) -> u32 {
-        (hash % self.nodes.len() as u64) as u32
+    fn owner(&self, hash: u64) -> NodeId {
+        NodeId::from_index((hash % self.nodes.len() as u64) as u32)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        0
     }
 }
 
-impl Router for Modulo {
-    fn algorithm(&self) -> &'static str {
-        "modulo"
-    }
-    fn nodes(&self) -> &NodeSet {
-        &self.nodes
-    }
-    #[inline]
-    fn route(&self, key: &[u8]) -> NodeId {
-        NodeId::from_index(self.index(self.hasher.hash(key)))
-    }
-    fn route_hash(&self, hash: u64) -> Result<NodeId> {
-        Ok(NodeId::from_index(self.index(hash)))
-    }
+router_plumbing!(Modulo, "modulo" {
     /// Preference list: `h % N`, then the following indices, wrapping.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         let n = self.nodes.len() as u32;
-        let first = self.index(self.hasher.hash(key));
+        let first = self.owner(self.hasher.hash(key)).as_u32();
         for i in 0..n {
             let id = NodeId::from_index((first + i) % n);
             if visit(id).is_break() {
@@ -74,7 +78,4 @@ impl Router for Modulo {
         }
         Ok(())
     }
-    fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Modulo>() - std::mem::size_of::<NodeSet>() + self.nodes.memory_bytes()
-    }
-}
+});

@@ -15,16 +15,18 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 
-use crate::algo::{mix64, Visited};
+use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::algo::Visited;
 use crate::error::{Error, Result};
-use crate::hash::{Hasher, KeyHasher};
-use crate::node::{NodeId, NodeSet};
-use crate::router::Router;
+use crate::hash::KeyHasher;
+use crate::mix::mix64;
+use crate::node::{Node, NodeId, NodeSet};
+use crate::Builder;
 
 /// The probe count the paper recommends for a peak-to-mean ratio of about 1.05.
-pub const DEFAULT_PROBES: u32 = 21;
+pub(crate) const DEFAULT_PROBES: u32 = 21;
 /// The largest probe count accepted (lookups cost one binary search per probe).
-pub const MAX_PROBES: u32 = 1024;
+pub(crate) const MAX_PROBES: u32 = 1024;
 
 /// Probe `i` of a key hash: `mix64(hash + i · φ64)`. Frozen: it is part of the routes.
 #[inline]
@@ -49,20 +51,38 @@ fn probe(hash: u64, i: u32) -> u64 {
 #[derive(Clone, Debug)]
 pub struct MultiProbe {
     nodes: NodeSet,
-    hasher: Hasher,
+    hasher: KeyHasher,
     probes: u32,
     points: Vec<u64>,
     owners: Vec<u32>,
 }
 
-impl MultiProbe {
-    /// A multi-probe router with `probes` probes per key.
+hashed_router_basics!(MultiProbe);
+
+impl Builder<MultiProbe> {
+    /// Probes per key, 1..=1024 (default 21, the paper's choice for a peak-to-mean load of about
+    /// 1.05). Each probe costs one binary search over N points.
+    pub fn probes(mut self, probes: u32) -> Builder<MultiProbe> {
+        self.options.probes = Some(probes);
+        self
+    }
+
+    /// Builds the router.
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] (`probes`) when `probes` is 0 or above [`MAX_PROBES`];
-    /// [`Error::Unsupported`] when a weight differs from 1 (weighted multi-probe is not
-    /// implemented: scaling distances per node would break the single-point guarantees).
-    pub fn new(nodes: NodeSet, hasher: Hasher, probes: u32) -> Result<MultiProbe> {
+    /// The [`NodeSet::new`] errors; [`Error::InvalidParameter`] (`probes`) when `probes` is 0
+    /// or above 1024; [`Error::Unsupported`] when a weight differs from 1 (weighted multi-probe
+    /// is not implemented: scaling distances per node would break the single-point guarantees).
+    pub fn build(mut self) -> Result<MultiProbe> {
+        MultiProbe::new(self.take_nodes()?, self.hasher, self.options.probes.unwrap_or(DEFAULT_PROBES))
+    }
+}
+
+impl MultiProbe {
+    /// The probe count used when none is given.
+    pub const DEFAULT_PROBES: u32 = DEFAULT_PROBES;
+
+    fn new(nodes: NodeSet, hasher: KeyHasher, probes: u32) -> Result<MultiProbe> {
         if probes == 0 || probes > MAX_PROBES {
             return Err(Error::InvalidParameter {
                 name: "probes",
@@ -80,16 +100,22 @@ impl MultiProbe {
         Ok(MultiProbe { nodes, hasher, probes, points, owners })
     }
 
-    /// [`DEFAULT_PROBES`] probes over weight-1 nodes named `names`, xxh3.
+    /// A new router with weight-1 `node` added: only keys whose best probe now lands on its
+    /// point move, all to it. O(N log N) rebuild.
     ///
     /// # Errors
-    /// As [`NodeSet::from_names`].
-    pub fn from_names<I>(names: I) -> Result<MultiProbe>
-    where
-        I: IntoIterator,
-        I::Item: AsRef<str>,
-    {
-        MultiProbe::new(NodeSet::from_names(names)?, Hasher::default(), DEFAULT_PROBES)
+    /// As [`NodeSet::with_node`]; [`Error::Unsupported`] for a weight other than 1.
+    pub fn with_node(&self, node: Node) -> Result<MultiProbe> {
+        MultiProbe::new(self.nodes.with_node(node)?, self.hasher, self.probes)
+    }
+
+    /// A new router without the node named `name`: only its keys move (each to the node with
+    /// the next-best probe distance). O(N log N) rebuild.
+    ///
+    /// # Errors
+    /// [`Error::UnknownNode`], [`Error::NoNodes`] for the last node.
+    pub fn without_node(&self, name: &str) -> Result<MultiProbe> {
+        MultiProbe::new(self.nodes.without_node(name)?, self.hasher, self.probes)
     }
 
     /// Probes per key.
@@ -98,7 +124,7 @@ impl MultiProbe {
     }
 
     /// The hasher used for keys and node points.
-    pub fn hasher(&self) -> Hasher {
+    pub fn hasher(&self) -> KeyHasher {
         self.hasher
     }
 
@@ -137,8 +163,12 @@ impl MultiProbe {
     }
 
     #[inline]
-    fn route_from_hash(&self, hash: u64) -> NodeId {
+    fn owner(&self, hash: u64) -> NodeId {
         NodeId::from_index(self.owners[self.best_index(hash)])
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.points.capacity() * 8 + self.owners.capacity() * 4
     }
 
     fn preference_from_hash(&self, hash: u64, visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
@@ -169,37 +199,19 @@ impl MultiProbe {
     }
 }
 
-impl Router for MultiProbe {
-    fn algorithm(&self) -> &'static str {
-        "multiprobe"
-    }
-    fn nodes(&self) -> &NodeSet {
-        &self.nodes
-    }
-    #[inline]
-    fn route(&self, key: &[u8]) -> NodeId {
-        self.route_from_hash(self.hasher.hash(key))
-    }
-    fn route_hash(&self, hash: u64) -> Result<NodeId> {
-        Ok(self.route_from_hash(hash))
-    }
+router_plumbing!(MultiProbe, "multiprobe" {
     /// Nodes by increasing best clockwise distance over the probes (see the type docs).
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         self.preference_from_hash(self.hasher.hash(key), visit);
         Ok(())
     }
-    fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<MultiProbe>() - std::mem::size_of::<NodeSet>()
-            + self.points.capacity() * 8
-            + self.owners.capacity() * 4
-            + self.nodes.memory_bytes()
-    }
-}
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::node::Node;
+    use crate::Router;
     use proptest::prelude::*;
 
     /// The oracle: every node's best (distance, probe) over all probes by a plain O(k·N) scan,
@@ -216,7 +228,7 @@ mod tests {
     }
 
     fn router(n: usize, k: u32) -> MultiProbe {
-        MultiProbe::new(NodeSet::from_names((0..n).map(|i| format!("node-{i}"))).unwrap(), Hasher::default(), k)
+        MultiProbe::new(NodeSet::from_names((0..n).map(|i| format!("node-{i}"))).unwrap(), KeyHasher::default(), k)
             .unwrap()
     }
 
@@ -225,12 +237,12 @@ mod tests {
         let set = NodeSet::from_names(["a", "b"]).unwrap();
         for k in [0, MAX_PROBES + 1] {
             assert!(matches!(
-                MultiProbe::new(set.clone(), Hasher::default(), k),
+                MultiProbe::new(set.clone(), KeyHasher::default(), k),
                 Err(Error::InvalidParameter { name: "probes", .. })
             ));
         }
         let weighted = NodeSet::new([Node::new("a").with_weight(2.0), Node::new("b")]).unwrap();
-        assert!(matches!(MultiProbe::new(weighted, Hasher::default(), 21), Err(Error::Unsupported { .. })));
+        assert!(matches!(MultiProbe::new(weighted, KeyHasher::default(), 21), Err(Error::Unsupported { .. })));
     }
 
     #[test]
@@ -250,7 +262,7 @@ mod tests {
     #[test]
     fn removal_moves_only_the_removed_nodes_keys() {
         let r = router(50, DEFAULT_PROBES);
-        let smaller = MultiProbe::new(r.nodes().without_node("node-17").unwrap(), Hasher::default(), 21).unwrap();
+        let smaller = MultiProbe::new(r.nodes().without_node("node-17").unwrap(), KeyHasher::default(), 21).unwrap();
         for k in 0..20_000u64 {
             let h = mix64(k);
             let before = r.node_name(r.route_hash(h).unwrap());
@@ -267,7 +279,7 @@ mod tests {
             let r = router(n, k);
             let mut got = Vec::new();
             r.preference_from_hash(hash, &mut |id| { got.push(id.as_u32()); ControlFlow::Continue(()) });
-            prop_assert_eq!(got[0], r.route_from_hash(hash).as_u32());
+            prop_assert_eq!(got[0], r.owner(hash).as_u32());
             prop_assert_eq!(got, naive_preference(&r, hash));
         }
 
@@ -278,7 +290,7 @@ mod tests {
             let r = router(n, k);
             let p = r.points[pick % n];
             for h in [p, p.wrapping_sub(delta), p.wrapping_add(delta), 0, u64::MAX] {
-                prop_assert_eq!(r.route_from_hash(h).as_u32(), naive_preference(&r, h)[0]);
+                prop_assert_eq!(r.owner(h).as_u32(), naive_preference(&r, h)[0]);
             }
         }
     }

@@ -11,19 +11,17 @@
 
 use std::ops::ControlFlow;
 
+use crate::algo::builder::{hashed_router_basics, router_plumbing};
 use crate::algo::Visited;
 use crate::error::{Error, Result};
-use crate::hash::{Hasher, KeyHasher};
+use crate::hash::KeyHasher;
 use crate::node::{Node, NodeId, NodeSet};
-use crate::router::Router;
 use crate::search::{self, Eytzinger, Radix, Tree};
+use crate::Builder;
 
-/// The largest vnode count per (weight-1) node a ring accepts.
-pub const MAX_VNODES: u32 = 1 << 20;
-/// The largest total number of points a ring accepts (≈ 800 MB of points and owners).
-pub const MAX_POINTS: u64 = 1 << 26;
-/// The vnode count used when the builder is not given one (Ketama's 160).
-pub const DEFAULT_VNODES: u32 = 160;
+pub(crate) const MAX_VNODES: u32 = 1 << 20;
+pub(crate) const MAX_POINTS: u64 = 1 << 26;
+pub(crate) const DEFAULT_VNODES: u32 = 160;
 
 /// Below this many points, [`Layout::Auto`] searches the sorted array directly with
 /// `partition_point` ([`Layout::Oracle`]); from it on, it builds the [`Layout::Radix`] index.
@@ -123,7 +121,7 @@ impl Index {
 #[derive(Clone, Debug)]
 pub struct Ring {
     nodes: NodeSet,
-    hasher: Hasher,
+    hasher: KeyHasher,
     vnodes: u32,
     points: Vec<u64>,
     owners: Vec<u32>,
@@ -132,66 +130,19 @@ pub struct Ring {
     index: Index,
 }
 
-/// Configures a [`Ring`]. Obtain one from [`Ring::builder`].
-#[derive(Clone, Debug, Default)]
-#[must_use]
-pub struct RingBuilder {
-    vnodes: Option<u64>,
-    hasher: Hasher,
-    nodes: Vec<Node>,
-    set: Option<NodeSet>,
-    layout: Layout,
-}
+hashed_router_basics!(Ring);
 
-impl RingBuilder {
-    /// Virtual nodes per weight-1 node, 1..=[`MAX_VNODES`] (default [`DEFAULT_VNODES`]).
-    pub fn vnodes(mut self, vnodes: u64) -> RingBuilder {
-        self.vnodes = Some(vnodes);
-        self
-    }
-
-    /// The key and point hasher (default xxh3, seed 0).
-    pub fn hasher(mut self, hasher: Hasher) -> RingBuilder {
-        self.hasher = hasher;
-        self
-    }
-
-    /// Adds weight-1 nodes by name.
-    pub fn nodes<I>(mut self, names: I) -> RingBuilder
-    where
-        I: IntoIterator,
-        I::Item: AsRef<str>,
-    {
-        self.nodes.extend(names.into_iter().map(|n| Node::new(n.as_ref())));
-        self
-    }
-
-    /// Adds one node (with its weight and labels).
-    pub fn node(mut self, node: Node) -> RingBuilder {
-        self.nodes.push(node);
-        self
-    }
-
-    /// Adds `(name, weight)` pairs.
-    pub fn weighted_nodes<I, S>(mut self, nodes: I) -> RingBuilder
-    where
-        I: IntoIterator<Item = (S, f64)>,
-        S: AsRef<str>,
-    {
-        self.nodes.extend(nodes.into_iter().map(|(n, w)| Node::new(n.as_ref()).with_weight(w)));
-        self
-    }
-
-    /// Uses an already validated node set (replacing any nodes added so far).
-    pub fn node_set(mut self, set: NodeSet) -> RingBuilder {
-        self.set = Some(set);
-        self.nodes.clear();
+impl Builder<Ring> {
+    /// Virtual nodes per weight-1 node, 1..=[`Ring::MAX_VNODES`] (default
+    /// [`Ring::DEFAULT_VNODES`] = 160).
+    pub fn vnodes(mut self, vnodes: u64) -> Builder<Ring> {
+        self.options.vnodes = Some(vnodes);
         self
     }
 
     /// The search layout (default [`Layout::Auto`]). Routes do not depend on it.
-    pub fn layout(mut self, layout: Layout) -> RingBuilder {
-        self.layout = layout;
+    pub fn layout(mut self, layout: Layout) -> Builder<Ring> {
+        self.options.layout = layout;
         self
     }
 
@@ -199,26 +150,25 @@ impl RingBuilder {
     ///
     /// # Errors
     /// The [`NodeSet::new`] errors, [`Error::InvalidVnodes`], [`Error::TooManyPoints`].
-    pub fn build(self) -> Result<Ring> {
-        let nodes = match self.set {
-            Some(set) => set,
-            None => NodeSet::new(self.nodes)?,
-        };
-        let vnodes = self.vnodes.unwrap_or(u64::from(DEFAULT_VNODES));
+    pub fn build(mut self) -> Result<Ring> {
+        let nodes = self.take_nodes()?;
+        let vnodes = self.options.vnodes.unwrap_or(u64::from(DEFAULT_VNODES));
         if vnodes == 0 || vnodes > u64::from(MAX_VNODES) {
             return Err(Error::InvalidVnodes { vnodes, max: MAX_VNODES });
         }
-        Ring::from_parts(nodes, self.hasher, vnodes as u32, self.layout)
+        Ring::from_parts(nodes, self.hasher, vnodes as u32, self.options.layout)
     }
 }
 
 impl Ring {
-    /// A builder: `Ring::builder().vnodes(160).nodes(names).build()`.
-    pub fn builder() -> RingBuilder {
-        RingBuilder::default()
-    }
+    /// The largest vnode count per (weight-1) node a ring accepts.
+    pub const MAX_VNODES: u32 = MAX_VNODES;
+    /// The largest total number of points a ring accepts (≈ 800 MB of points and owners).
+    pub const MAX_POINTS: u64 = MAX_POINTS;
+    /// The vnode count used when the builder is not given one (Ketama's 160).
+    pub const DEFAULT_VNODES: u32 = DEFAULT_VNODES;
 
-    fn from_parts(nodes: NodeSet, hasher: Hasher, vnodes: u32, layout: Layout) -> Result<Ring> {
+    fn from_parts(nodes: NodeSet, hasher: KeyHasher, vnodes: u32, layout: Layout) -> Result<Ring> {
         let counts = point_counts(&nodes, vnodes)?;
         let by_name = name_order(&nodes);
         let (points, owners) = generate_sorted(&nodes, &hasher, &counts, &by_name);
@@ -227,7 +177,7 @@ impl Ring {
 
     fn assemble(
         nodes: NodeSet,
-        hasher: Hasher,
+        hasher: KeyHasher,
         vnodes: u32,
         layout: Layout,
         points: Vec<u64>,
@@ -238,12 +188,11 @@ impl Ring {
         Ring { nodes, hasher, vnodes, points, owners, collisions, layout, index }
     }
 
-    /// The same ring searched with `layout` (rebuilds only the index, O(P / 16) for the tree and
-    /// the radix index).
-    pub fn with_layout(mut self, layout: Layout) -> Ring {
-        self.layout = layout;
-        self.index = Index::build(layout, &self.points);
-        self
+    /// The same ring searched with `layout`: a clone with only the index rebuilt (O(P / 16) for
+    /// the tree and the radix index). Routes do not change.
+    pub fn with_layout(&self, layout: Layout) -> Ring {
+        let index = Index::build(layout, &self.points);
+        Ring { layout, index, ..self.clone() }
     }
 
     /// The concrete layout in use ([`Layout::resolve`] of the requested one).
@@ -347,7 +296,7 @@ impl Ring {
     }
 
     /// The hasher in use (for keys and points).
-    pub fn hasher(&self) -> Hasher {
+    pub fn hasher(&self) -> KeyHasher {
         self.hasher
     }
 
@@ -367,10 +316,14 @@ impl Ring {
         self.collisions
     }
 
+    fn heap_bytes(&self) -> usize {
+        self.points.capacity() * 8 + self.owners.capacity() * 4 + self.index.memory_bytes()
+    }
+
     /// The owner of `hash`'s point. The radix index prefetches the owner line as soon as it
     /// knows the key's block, so the two cache misses overlap instead of queueing.
     #[inline]
-    fn owner_of(&self, hash: u64) -> NodeId {
+    fn owner(&self, hash: u64) -> NodeId {
         let i = match &self.index {
             Index::Radix(r) => r.lookup_prefetching(&self.points, &self.owners, hash),
             _ => self.point_index(hash),
@@ -383,7 +336,7 @@ impl Ring {
     fn hash_chunk(&self, keys: &[&[u8]], out: &mut [u64]) {
         match self.hasher {
             // The default hasher, called directly so the per-key loop has no enum dispatch.
-            Hasher::Xxh3 { seed: 0 } => {
+            KeyHasher::Xxh3 { seed: 0 } => {
                 for (h, k) in out.iter_mut().zip(keys) {
                     *h = xxhash_rust::xxh3::xxh3_64(k);
                 }
@@ -501,12 +454,13 @@ fn one_removed(remap: &[u32]) -> Option<u32> {
 }
 
 /// Above this many points, point hashing is spread over the rayon pool.
+#[cfg(feature = "parallel")]
 const PAR_BUILD_POINTS: usize = 1 << 16;
 
 /// The points of the nodes listed in `order` (sorted by name), sorted by (point, name), with
 /// their owners. Generation follows `order`, so a stable sort by point alone yields the
 /// (point, name) order.
-fn generate_sorted(nodes: &NodeSet, hasher: &Hasher, counts: &[u32], order: &[u32]) -> (Vec<u64>, Vec<u32>) {
+fn generate_sorted(nodes: &NodeSet, hasher: &KeyHasher, counts: &[u32], order: &[u32]) -> (Vec<u64>, Vec<u32>) {
     let total: usize = order.iter().map(|&id| counts[id as usize] as usize).sum();
     let mut points = vec![0u64; total];
     let mut owners = vec![0u32; total];
@@ -533,12 +487,15 @@ fn generate_sorted(nodes: &NodeSet, hasher: &Hasher, counts: &[u32], order: &[u3
             *p = hasher.hash(&buf);
         }
     };
+    #[cfg(feature = "parallel")]
     if total >= PAR_BUILD_POINTS {
         use rayon::prelude::*;
         slices.par_iter_mut().with_min_len(16).for_each(fill);
     } else {
         slices.iter_mut().for_each(fill);
     }
+    #[cfg(not(feature = "parallel"))]
+    slices.iter_mut().for_each(fill);
     drop(slices);
     radix_sort(&mut points, &mut owners);
     (points, owners)
@@ -611,10 +568,13 @@ fn radix_sort(keys: &mut Vec<u64>, vals: &mut Vec<u32>) {
             v.copy_from_slice(sv);
         }
     };
+    #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
         jobs.par_iter_mut().for_each(run);
     }
+    #[cfg(not(feature = "parallel"))]
+    jobs.iter_mut().for_each(run);
     drop(jobs);
     std::mem::swap(keys, &mut k2);
     std::mem::swap(vals, &mut v2);
@@ -658,7 +618,7 @@ fn lsd(k: &mut [u64], v: &mut [u32], sk: &mut [u64], sv: &mut [u32], passes: usi
 /// `hasher.hash("{name}-{i}")`, formatting into a reused buffer (the reference the fast
 /// generator is tested against).
 #[cfg(test)]
-fn point_hash(hasher: &Hasher, buf: &mut Vec<u8>, name: &str, i: u32) -> u64 {
+fn point_hash(hasher: &KeyHasher, buf: &mut Vec<u8>, name: &str, i: u32) -> u64 {
     use std::io::Write;
     buf.clear();
     buf.extend_from_slice(name.as_bytes());
@@ -667,17 +627,7 @@ fn point_hash(hasher: &Hasher, buf: &mut Vec<u8>, name: &str, i: u32) -> u64 {
     hasher.hash(buf)
 }
 
-impl Router for Ring {
-    fn algorithm(&self) -> &'static str {
-        "ring"
-    }
-    fn nodes(&self) -> &NodeSet {
-        &self.nodes
-    }
-    #[inline]
-    fn route(&self, key: &[u8]) -> NodeId {
-        self.owner_of(self.hasher.hash(key))
-    }
+router_plumbing!(Ring, "ring" {
     /// Software-pipelined: hashes and searches chunk `k + 1` while the owner lines of chunk `k`
     /// (prefetched as soon as its indices are known) arrive, then reads chunk `k`'s owners.
     /// Measured against reading the owners inside the radix kernel (prefetched with each key's
@@ -698,7 +648,7 @@ impl Router for Ring {
             self.hash_chunk(ks, &mut hashes[..m]);
             self.point_index_batch(&hashes[..m], &mut idx[cur][..m]);
             for &i in &idx[cur][..m] {
-                search::prefetch(&self.owners, i);
+                crate::arch::prefetch(&self.owners, i);
             }
             if let Some((pos, pm, b)) = pending.replace((os, m, cur)) {
                 for (o, &i) in pos.iter_mut().zip(&idx[b][..pm]) {
@@ -712,23 +662,13 @@ impl Router for Ring {
             }
         }
     }
-    fn route_hash(&self, hash: u64) -> Result<NodeId> {
-        Ok(self.owner_of(hash))
-    }
     /// Dynamo's preference list: walk clockwise from the key's point, skipping nodes already
     /// produced.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         walk_clockwise(&self.owners, self.point_index(self.hasher.hash(key)), self.nodes.len(), visit);
         Ok(())
     }
-    fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Ring>() - std::mem::size_of::<NodeSet>()
-            + self.points.capacity() * 8
-            + self.owners.capacity() * 4
-            + self.index.memory_bytes()
-            + self.nodes.memory_bytes()
-    }
-}
+});
 
 /// Visits distinct owners clockwise from `start` until every node is produced or `visit` breaks.
 pub(crate) fn walk_clockwise(
@@ -754,6 +694,7 @@ pub(crate) fn walk_clockwise(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Router;
 
     fn ring(names: &[&str], v: u64) -> Ring {
         Ring::builder().vnodes(v).nodes(names).build().unwrap()
@@ -761,7 +702,7 @@ mod tests {
 
     /// The original build (format, hash, comparison sort of (point, name rank)): the frozen
     /// definition the fast build must reproduce exactly.
-    fn reference(nodes: &NodeSet, hasher: Hasher, v: u32) -> (Vec<u64>, Vec<u32>) {
+    fn reference(nodes: &NodeSet, hasher: KeyHasher, v: u32) -> (Vec<u64>, Vec<u32>) {
         let counts = point_counts(nodes, v).unwrap();
         let by_name = name_order(nodes);
         let mut rank = vec![0u32; nodes.len()];
@@ -789,7 +730,7 @@ mod tests {
     #[test]
     fn fast_build_matches_reference() {
         // Crc16 points collide a lot: exercises the equal-point rule.
-        for hasher in [Hasher::default(), Hasher::Crc16, Hasher::Murmur3X64 { seed: 3 }] {
+        for hasher in [KeyHasher::default(), KeyHasher::Crc16, KeyHasher::Murmur3X64 { seed: 3 }] {
             for (n, v) in [(1usize, 1u64), (3, 10), (50, 40), (300, 300)] {
                 let names: Vec<String> = (0..n).rev().map(|i| format!("n{i}")).collect();
                 let r = Ring::builder().vnodes(v).hasher(hasher).nodes(&names).build().unwrap();
@@ -802,7 +743,7 @@ mod tests {
 
     #[test]
     fn incremental_matches_rebuild() {
-        for hasher in [Hasher::default(), Hasher::Crc16] {
+        for hasher in [KeyHasher::default(), KeyHasher::Crc16] {
             let names: Vec<String> = (0..40).map(|i| format!("s{i}")).collect();
             let r = Ring::builder().vnodes(50).hasher(hasher).nodes(&names).build().unwrap();
             // Names sorting first, between and last: equal points order by name.
@@ -827,7 +768,7 @@ mod tests {
         let names: Vec<String> = (0..200).map(|i| format!("n{i}")).collect();
         let base = Ring::builder().vnodes(100).nodes(&names).build().unwrap();
         assert_eq!(base.layout(), Layout::Radix);
-        let hashes: Vec<u64> = (0..5000u64).map(crate::algo::mix64).chain([0, u64::MAX]).collect();
+        let hashes: Vec<u64> = (0..5000u64).map(crate::mix::mix64).chain([0, u64::MAX]).collect();
         let want: Vec<usize> = hashes.iter().map(|&h| search::oracle(base.points(), h)).collect();
         for layout in [Layout::Auto, Layout::Oracle, Layout::Branchless, Layout::Tree, Layout::Radix, Layout::Eytzinger]
         {
@@ -852,7 +793,7 @@ mod tests {
     #[test]
     fn pipelined_route_batch_matches_route_at_chunk_edges() {
         let names: Vec<String> = (0..50).map(|i| format!("n{i}")).collect();
-        for hasher in [Hasher::default(), Hasher::Xxh3 { seed: 7 }, Hasher::Murmur3X64 { seed: 0 }] {
+        for hasher in [KeyHasher::default(), KeyHasher::Xxh3 { seed: 7 }, KeyHasher::Murmur3X64 { seed: 0 }] {
             let r = Ring::builder().vnodes(100).hasher(hasher).nodes(&names).build().unwrap();
             for len in [0usize, 1, 255, 256, 257, 512, 513, 1000] {
                 let keys: Vec<Vec<u8>> = (0..len as u32).map(|i| format!("k{i}").into_bytes()).collect();

@@ -11,10 +11,11 @@
 
 use std::ops::{ControlFlow, RangeInclusive};
 
+use crate::algo::builder::router_plumbing;
 use crate::error::{Error, Result};
 use crate::hash::crc16_xmodem;
 use crate::node::{Node, NodeId, NodeSet};
-use crate::router::Router;
+use crate::Builder;
 
 /// Number of hash slots in a Redis Cluster.
 pub const SLOTS: u16 = 16384;
@@ -103,14 +104,52 @@ pub struct RedisSlots {
     table: Box<[u32]>,
 }
 
-impl RedisSlots {
-    /// The layout `redis-cli --cluster create` makes for these nodes as masters, in the order
-    /// given ([`redis_cli_ranges`]). Nodes must be unweighted.
+impl Builder<RedisSlots> {
+    /// An explicit layout instead of redis-cli's: every slot must be covered by exactly one
+    /// range, each naming its owner. Nodes may own no slot (an empty master is legal in Redis).
+    pub fn slot_ranges<S: AsRef<str>>(mut self, ranges: &[(RangeInclusive<u16>, S)]) -> Builder<RedisSlots> {
+        self.options.slot_ranges = Some(ranges.iter().map(|(r, n)| (r.clone(), n.as_ref().to_string())).collect());
+        self
+    }
+
+    /// Builds the table: the layout `redis-cli --cluster create` makes for these nodes as
+    /// masters, in the order given ([`redis_cli_ranges`]), unless
+    /// [`slot_ranges`](Builder::slot_ranges) gave one. O(16384 + ranges).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for weighted nodes; [`Error::InvalidParameter`] for more than
-    /// 16384 nodes.
-    pub fn new(nodes: NodeSet) -> Result<RedisSlots> {
+    /// The [`NodeSet::new`] errors. redis-cli layout: [`Error::Unsupported`] for weighted
+    /// nodes, [`Error::InvalidParameter`] for more than 16384 nodes. Explicit layout:
+    /// [`Error::UnknownNode`] for an owner not in the set; [`Error::InvalidParameter`] for an
+    /// empty or out-of-range range, a slot assigned twice, or slots left unassigned (the message
+    /// names the first offending slot and the number affected).
+    pub fn build(mut self) -> Result<RedisSlots> {
+        let nodes = self.take_nodes()?;
+        match self.options.slot_ranges.take() {
+            Some(ranges) => RedisSlots::from_ranges(nodes, &ranges),
+            None => RedisSlots::new(nodes),
+        }
+    }
+}
+
+impl RedisSlots {
+    /// A builder (see [`Builder`]).
+    pub fn builder() -> Builder<RedisSlots> {
+        Builder::default()
+    }
+
+    /// The redis-cli layout over weight-1 masters named `names`, in that order.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`] and [`Builder::<RedisSlots>::build`].
+    pub fn from_names<I>(names: I) -> Result<RedisSlots>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        RedisSlots::builder().nodes(names).build()
+    }
+
+    fn new(nodes: NodeSet) -> Result<RedisSlots> {
         if !nodes.all_unit_weight() {
             return Err(Error::Unsupported {
                 algorithm: "slots",
@@ -127,18 +166,12 @@ impl RedisSlots {
         Ok(RedisSlots { nodes, table })
     }
 
-    /// An explicit layout: every slot must be covered by exactly one range. Nodes may own no
-    /// slot (an empty master is legal in Redis). O(16384 + ranges).
-    ///
-    /// # Errors
-    /// [`Error::UnknownNode`] for a name not in `nodes`; [`Error::InvalidParameter`] for an
-    /// empty or out-of-range range, a slot assigned twice, or slots left unassigned (the message
-    /// names the first offending slot and the number affected).
-    pub fn from_ranges(nodes: NodeSet, ranges: &[(RangeInclusive<u16>, &str)]) -> Result<RedisSlots> {
+    fn from_ranges<S: AsRef<str>>(nodes: NodeSet, ranges: &[(RangeInclusive<u16>, S)]) -> Result<RedisSlots> {
         const UNSET: u32 = u32::MAX;
         let mut table = vec![UNSET; usize::from(SLOTS)].into_boxed_slice();
         for (range, name) in ranges {
             check_range(range)?;
+            let name = name.as_ref();
             let id = nodes.require(name)?.as_u32();
             for s in range.clone() {
                 let cell = &mut table[usize::from(s)];
@@ -212,7 +245,7 @@ impl RedisSlots {
     /// The owner of `slot`.
     ///
     /// # Panics
-    /// If `slot >= 16384` (see [`RedisSlots::route_slot`] for the checked version).
+    /// If `slot >= 16384` (see [`RedisSlots::try_slot_owner`] for the checked version).
     #[inline]
     pub fn slot_owner(&self, slot: u16) -> NodeId {
         NodeId::from_index(self.table[usize::from(slot)])
@@ -222,7 +255,7 @@ impl RedisSlots {
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] when `slot >= 16384`.
-    pub fn route_slot(&self, slot: u16) -> Result<NodeId> {
+    pub fn try_slot_owner(&self, slot: u16) -> Result<NodeId> {
         if slot >= SLOTS {
             return Err(Error::InvalidParameter {
                 name: "slot",
@@ -230,6 +263,16 @@ impl RedisSlots {
             });
         }
         Ok(self.slot_owner(slot))
+    }
+
+    /// The owner of a key: [`slot_owner`](RedisSlots::slot_owner) of its [`key_slot`].
+    #[inline]
+    fn route_key(&self, key: &[u8]) -> NodeId {
+        self.slot_owner(key_slot(key))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.table.len() * 4
     }
 
     /// The layout as maximal contiguous ranges, ascending, each with its owner. O(16384).
@@ -265,32 +308,18 @@ fn check_range(range: &RangeInclusive<u16>) -> Result<()> {
     Ok(())
 }
 
-impl Router for RedisSlots {
-    fn algorithm(&self) -> &'static str {
-        "slots"
-    }
-    fn nodes(&self) -> &NodeSet {
-        &self.nodes
-    }
-    #[inline]
-    fn route(&self, key: &[u8]) -> NodeId {
-        self.slot_owner(key_slot(key))
-    }
+router_plumbing!(RedisSlots, "slots", no_hash64 {
     /// Unsupported: a slot has one owner; failover is the cluster's job (see the type docs).
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         let _ = (key, visit);
         Err(Error::Unsupported { algorithm: "slots", operation: "preference lists (a slot has one owner)" })
     }
-    fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<RedisSlots>() - std::mem::size_of::<NodeSet>()
-            + self.table.len() * 4
-            + self.nodes.memory_bytes()
-    }
-}
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Router;
     use proptest::prelude::*;
 
     fn three() -> RedisSlots {
@@ -368,8 +397,8 @@ mod tests {
         let s = three();
         assert_eq!(s.slot_owner(5460), NodeId::from_index(0));
         assert_eq!(s.slot_owner(5461), NodeId::from_index(1));
-        assert_eq!(s.route_slot(16383).unwrap(), NodeId::from_index(2));
-        assert!(matches!(s.route_slot(16384), Err(Error::InvalidParameter { .. })));
+        assert_eq!(s.try_slot_owner(16383).unwrap(), NodeId::from_index(2));
+        assert!(matches!(s.try_slot_owner(16384), Err(Error::InvalidParameter { .. })));
         assert_eq!(s.slot_counts(), vec![5461, 5462, 5461]);
         let moved = s.move_slots(0..=99, "c").unwrap();
         assert_eq!(

@@ -23,7 +23,7 @@ use crate::analysis::partition::{ideal_movement, shares_by_name, ModTable, Movem
 use crate::analysis::rng::SplitMix64;
 use crate::analysis::stats::{median, quantile, supported_tail, Balance};
 use crate::error::{Error, Result};
-use crate::hash::Hasher;
+use crate::hash::KeyHasher;
 use crate::node::{Node, NodeSet};
 use crate::router::{ParRouteBatch, Router};
 
@@ -130,7 +130,9 @@ pub fn candidates() -> Vec<Candidate> {
         name: "modulo".into(),
         family: "modulo",
         vnodes: None,
-        build: Arc::new(|n| Ok(Box::new(Modulo::new(n.clone(), Hasher::default())) as Box<dyn Router>)),
+        build: Arc::new(|n| {
+            Ok(Box::new(Modulo::builder().node_set(n.clone()).hasher(KeyHasher::default()).build()?) as Box<dyn Router>)
+        }),
         model: LoadModel::Modulo,
         consistent: false,
         linear_lookup: false,
@@ -143,7 +145,9 @@ pub fn candidates() -> Vec<Candidate> {
         name: "jump".into(),
         family: "jump",
         vnodes: None,
-        build: Arc::new(|n| Ok(Box::new(Jump::new(n.clone(), Hasher::default())?) as Box<dyn Router>)),
+        build: Arc::new(|n| {
+            Ok(Box::new(Jump::builder().node_set(n.clone()).hasher(KeyHasher::default()).build()?) as Box<dyn Router>)
+        }),
         model: LoadModel::Sampled { names_matter: false },
         consistent: true,
         linear_lookup: false,
@@ -154,9 +158,12 @@ pub fn candidates() -> Vec<Candidate> {
         name: "ketama".into(),
         family: "ketama",
         vnodes: Some(160),
-        build: Arc::new(|n| Ok(Box::new(Ketama::new(n.clone(), KetamaVariant::Libketama)?) as Box<dyn Router>)),
+        build: Arc::new(|n| {
+            Ok(Box::new(Ketama::builder().node_set(n.clone()).variant(KetamaVariant::Libketama).build()?)
+                as Box<dyn Router>)
+        }),
         model: LoadModel::Partition(Arc::new(|n| {
-            let k = Ketama::new(n.clone(), KetamaVariant::Libketama)?;
+            let k = Ketama::builder().node_set(n.clone()).variant(KetamaVariant::Libketama).build()?;
             // libketama: a key belongs to the first point >= its hash.
             Ok(Partition::from_u32_points(n.clone(), k.points(), k.owners().to_vec(), false))
         })),
@@ -169,7 +176,10 @@ pub fn candidates() -> Vec<Candidate> {
         name: "rendezvous".into(),
         family: "rendezvous",
         vnodes: None,
-        build: Arc::new(|n| Ok(Box::new(Rendezvous::new(n.clone(), Hasher::default())?) as Box<dyn Router>)),
+        build: Arc::new(|n| {
+            Ok(Box::new(Rendezvous::builder().node_set(n.clone()).hasher(KeyHasher::default()).build()?)
+                as Box<dyn Router>)
+        }),
         model: LoadModel::Sampled { names_matter: true },
         consistent: true,
         linear_lookup: true,
@@ -180,9 +190,9 @@ pub fn candidates() -> Vec<Candidate> {
         name: "slots".into(),
         family: "slots",
         vnodes: None,
-        build: Arc::new(|n| Ok(Box::new(RedisSlots::new(n.clone())?) as Box<dyn Router>)),
+        build: Arc::new(|n| Ok(Box::new(RedisSlots::builder().node_set(n.clone()).build()?) as Box<dyn Router>)),
         model: LoadModel::Partition(Arc::new(|n| {
-            let r = RedisSlots::new(n.clone())?;
+            let r = RedisSlots::builder().node_set(n.clone()).build()?;
             let table: Vec<u32> = (0..SLOTS).map(|s| r.slot_owner(s).as_u32()).collect();
             Ok(Partition::from_slots(n.clone(), &table))
         })),
@@ -196,10 +206,20 @@ pub fn candidates() -> Vec<Candidate> {
         family: "maglev",
         vnodes: None,
         build: Arc::new(|n| {
-            Ok(Box::new(Maglev::new(n.clone(), Hasher::default(), DEFAULT_TABLE_SIZE)?) as Box<dyn Router>)
+            Ok(Box::new(
+                Maglev::builder()
+                    .node_set(n.clone())
+                    .hasher(KeyHasher::default())
+                    .table_size(DEFAULT_TABLE_SIZE)
+                    .build()?,
+            ) as Box<dyn Router>)
         }),
         model: LoadModel::Table(Arc::new(|n| {
-            let m = Maglev::new(n.clone(), Hasher::default(), DEFAULT_TABLE_SIZE)?;
+            let m = Maglev::builder()
+                .node_set(n.clone())
+                .hasher(KeyHasher::default())
+                .table_size(DEFAULT_TABLE_SIZE)
+                .build()?;
             Ok(ModTable::new(n.clone(), m.table().to_vec()))
         })),
         consistent: true,
@@ -212,7 +232,13 @@ pub fn candidates() -> Vec<Candidate> {
         family: "multiprobe",
         vnodes: None,
         build: Arc::new(|n| {
-            Ok(Box::new(MultiProbe::new(n.clone(), Hasher::default(), DEFAULT_PROBES)?) as Box<dyn Router>)
+            Ok(Box::new(
+                MultiProbe::builder()
+                    .node_set(n.clone())
+                    .hasher(KeyHasher::default())
+                    .probes(DEFAULT_PROBES)
+                    .build()?,
+            ) as Box<dyn Router>)
         }),
         model: LoadModel::Sampled { names_matter: true },
         consistent: true,
@@ -226,7 +252,8 @@ pub fn candidates() -> Vec<Candidate> {
         vnodes: None,
         build: Arc::new(|n| {
             let capacity = ANCHOR_CAPACITY.max((2 * n.len()).next_power_of_two() as u32);
-            Ok(Box::new(Anchor::new(n.clone(), Hasher::default(), capacity)?) as Box<dyn Router>)
+            Ok(Box::new(Anchor::builder().node_set(n.clone()).hasher(KeyHasher::default()).capacity(capacity).build()?)
+                as Box<dyn Router>)
         }),
         model: LoadModel::Sampled { names_matter: false },
         consistent: true,
@@ -238,7 +265,10 @@ pub fn candidates() -> Vec<Candidate> {
         name: "memento".into(),
         family: "memento",
         vnodes: None,
-        build: Arc::new(|n| Ok(Box::new(Memento::new(n.clone(), Hasher::default())?) as Box<dyn Router>)),
+        build: Arc::new(|n| {
+            Ok(Box::new(Memento::builder().node_set(n.clone()).hasher(KeyHasher::default()).build()?)
+                as Box<dyn Router>)
+        }),
         model: LoadModel::Sampled { names_matter: false },
         consistent: true,
         linear_lookup: false,
@@ -776,8 +806,16 @@ mod tests {
     #[test]
     fn jump_growth_moves_keys_only_to_the_new_bucket() {
         let names = cluster_names(2, 11);
-        let a = Jump::new(NodeSet::from_names(&names[..10]).unwrap(), Hasher::default()).unwrap();
-        let b = Jump::new(NodeSet::from_names(&names[..11]).unwrap(), Hasher::default()).unwrap();
+        let a = Jump::builder()
+            .node_set(NodeSet::from_names(&names[..10]).unwrap())
+            .hasher(KeyHasher::default())
+            .build()
+            .unwrap();
+        let b = Jump::builder()
+            .node_set(NodeSet::from_names(&names[..11]).unwrap())
+            .hasher(KeyHasher::default())
+            .build()
+            .unwrap();
         let mut rng = SplitMix64::new(5);
         let mut moved = 0;
         for _ in 0..50_000 {

@@ -8,7 +8,9 @@
 //! tree level. Clustered points (a custom hasher, all-equal points) stay exact: a full window
 //! falls back to a binary search over the rest of the bucket, so the worst case is O(log n).
 
-use super::{arch, Isa, LEAF, NODE};
+use super::{Isa, LEAF, NODE};
+use crate::arch::generic::RadixView;
+use crate::arch::Kernels;
 
 /// Radix table + bottom keys: "first index with point `>= h`", answered like [`oracle`](super::oracle).
 ///
@@ -74,48 +76,56 @@ impl Radix {
         self.bottom.capacity() * 8 + self.table.capacity() * 4
     }
 
-    /// Same answer as [`oracle`](super::oracle)`(points, h)`, on the ISA chosen by
-    /// [`active`](super::active).
+    fn view(&self) -> RadixView<'_> {
+        RadixView { bottom: &self.bottom, table: &self.table, shift: self.shift, last: self.last }
+    }
+
+    /// Same answer as [`oracle`](super::oracle)`(points, h)`, on the process's SIMD path.
     ///
     /// # Panics
     /// If `points.len()` differs from the array the index was built over.
     #[inline]
     pub fn lookup(&self, points: &[u64], h: u64) -> usize {
-        self.lookup_with(super::active(), points, h)
+        self.lookup_on(Kernels::active(), points, h)
     }
 
     /// [`Radix::lookup`] on an explicit ISA path (tests and benchmarks call each path).
     ///
     /// # Panics
-    /// If `isa` is not supported by this CPU, or `points.len()` differs from the array the index
-    /// was built over.
+    /// If this CPU lacks `isa`, or `points.len()` differs from the array the index was built
+    /// over.
     #[inline]
     pub fn lookup_with(&self, isa: Isa, points: &[u64], h: u64) -> usize {
+        self.lookup_on(super::kernels(isa), points, h)
+    }
+
+    /// [`Radix::lookup`] for the ring's single-key route: prefetches the key's `owners` line as
+    /// soon as its block is known, so the owner read overlaps the block search.
+    #[inline]
+    pub(crate) fn lookup_prefetching(&self, points: &[u64], owners: &[u32], h: u64) -> usize {
+        // No length check here: the ring built this index over exactly these points.
+        if h > self.last || self.n == 0 {
+            return 0;
+        }
+        Kernels::active().radix_lookup(&self.view(), points, owners, h)
+    }
+
+    #[inline]
+    fn lookup_on(&self, k: Kernels, points: &[u64], h: u64) -> usize {
         assert_eq!(points.len(), self.n, "Radix::lookup: points differ from the indexed array");
         if h > self.last || self.n == 0 {
             return 0;
         }
-        arch::radix_lookup(isa, self, points, &[], h)
+        k.radix_lookup(&self.view(), points, &[], h)
     }
 
-    /// [`Radix::lookup`] on the active ISA for the ring's single-key route: prefetches the key's
-    /// `owners` line as soon as its block is known, so the owner read overlaps the block search.
-    #[inline]
-    pub(crate) fn lookup_prefetching(&self, points: &[u64], owners: &[u32], h: u64) -> usize {
-        if h > self.last || self.n == 0 {
-            return 0;
-        }
-        arch::radix_lookup(super::active(), self, points, owners, h)
-    }
-
-    /// `out[k] = oracle(points, hashes[k])` for every k, interleaving
-    /// [`BATCH`](super::BATCH) searches stage by stage (table, window, block), each stage's
-    /// reads prefetched by the one before.
+    /// `out[k] = oracle(points, hashes[k])` for every k, interleaving 32 searches stage by
+    /// stage (table, window, block), each stage's reads prefetched by the one before.
     ///
     /// # Panics
     /// As [`Radix::lookup`], and if `hashes.len() != out.len()`.
     pub fn lookup_batch(&self, points: &[u64], hashes: &[u64], out: &mut [usize]) {
-        self.lookup_batch_with(super::active(), points, hashes, out);
+        self.lookup_batch_on(Kernels::active(), points, hashes, out);
     }
 
     /// [`Radix::lookup_batch`] on an explicit ISA path.
@@ -123,105 +133,17 @@ impl Radix {
     /// # Panics
     /// As [`Radix::lookup_with`], and if `hashes.len() != out.len()`.
     pub fn lookup_batch_with(&self, isa: Isa, points: &[u64], hashes: &[u64], out: &mut [usize]) {
+        self.lookup_batch_on(super::kernels(isa), points, hashes, out);
+    }
+
+    fn lookup_batch_on(&self, k: Kernels, points: &[u64], hashes: &[u64], out: &mut [usize]) {
         assert_eq!(points.len(), self.n, "Radix::lookup_batch: points differ from the indexed array");
         assert_eq!(hashes.len(), out.len(), "Radix::lookup_batch: hashes and out must have the same length");
         if self.n == 0 {
             out.fill(0);
             return;
         }
-        match isa {
-            Isa::Portable => {
-                radix_batch_generic(self, points, hashes, out, super::count8_portable, super::count16_portable)
-            }
-            _ => arch::radix_batch(isa, self, points, hashes, out),
-        }
-    }
-
-    /// The block of `h <= last`: the first bottom index whose key is `>= h`.
-    #[inline(always)]
-    fn block(&self, h: u64, c8: &impl Fn(&[u64; NODE], u64) -> usize) -> usize {
-        let b = (h >> self.shift) as usize;
-        self.block_from(self.table[b] as usize, b, h, c8)
-    }
-
-    /// [`Radix::block`] of `h` in bucket `b`, whose start `s = table[b]` is already read.
-    #[inline(always)]
-    fn block_from(&self, s: usize, b: usize, h: u64, c8: &impl Fn(&[u64; NODE], u64) -> usize) -> usize {
-        let c = c8(self.window(s), h);
-        if c < NODE {
-            s + c
-        } else {
-            self.block_slow(s + NODE, self.table[b + 1] as usize, h)
-        }
-    }
-
-    /// A bucket with more than 8 bottom keys: binary search the rest of it. The answer lies in
-    /// `[from, to]` because `bottom[to] >= (b + 1) << shift > h` (or `to` is the block count and
-    /// the last block holds `last >= h`), so counting the keys `< h` in `[from, to)` finds it.
-    #[cold]
-    #[inline(never)]
-    fn block_slow(&self, from: usize, to: usize, h: u64) -> usize {
-        from + self.bottom[from..to].partition_point(|&k| k < h)
-    }
-
-    #[inline(always)]
-    fn window(&self, s: usize) -> &[u64; NODE] {
-        // `s <= blocks` and `bottom` has NODE padding keys past the blocks.
-        self.bottom[s..s + NODE].try_into().unwrap_or(&[u64::MAX; NODE])
-    }
-}
-
-/// One lookup of `h <= last` in a non-empty index, generic over the counters so each ISA gets
-/// its own inlined copy. `side` (an array parallel to the points, or empty) has the block's
-/// entries prefetched as soon as the block is known.
-#[inline(always)]
-pub(crate) fn radix_lookup_generic(
-    r: &Radix,
-    points: &[u64],
-    side: &[u32],
-    h: u64,
-    c8: impl Fn(&[u64; NODE], u64) -> usize,
-    c16: impl Fn(&[u64; LEAF], u64) -> usize,
-) -> usize {
-    let j = r.block(h, &c8);
-    arch::prefetch(side, j * LEAF);
-    arch::prefetch(side, j * LEAF + LEAF - 1);
-    super::leaf(points, j, h, &c16)
-}
-
-/// [`BATCH`](super::BATCH) lookups stage by stage; each stage prefetches what the next reads.
-#[inline(always)]
-pub(crate) fn radix_batch_generic(
-    r: &Radix,
-    points: &[u64],
-    hashes: &[u64],
-    out: &mut [usize],
-    c8: impl Fn(&[u64; NODE], u64) -> usize,
-    c16: impl Fn(&[u64; LEAF], u64) -> usize,
-) {
-    const B: usize = super::BATCH;
-    for (hs, os) in hashes.chunks(B).zip(out.chunks_mut(B)) {
-        let m = hs.len();
-        let mut q = [0u64; B];
-        let mut b = [0usize; B];
-        let mut s = [0usize; B];
-        for k in 0..m {
-            q[k] = hs[k].min(r.last);
-            b[k] = (q[k] >> r.shift) as usize;
-            s[k] = r.table[b[k]] as usize;
-            arch::prefetch(&r.bottom, s[k]);
-            arch::prefetch(&r.bottom, s[k] + NODE - 1);
-        }
-        for k in 0..m {
-            let j = r.block_from(s[k], b[k], q[k], &c8);
-            s[k] = j;
-            arch::prefetch(points, j * LEAF);
-            arch::prefetch(points, j * LEAF + LEAF / 2);
-            arch::prefetch(points, j * LEAF + LEAF - 1);
-        }
-        for k in 0..m {
-            os[k] = if hs[k] > r.last { 0 } else { super::leaf(points, s[k], q[k], &c16) };
-        }
+        k.radix_batch(&self.view(), points, hashes, out);
     }
 }
 

@@ -22,17 +22,15 @@
 
 use std::ops::ControlFlow;
 
-mod arch;
 mod kernel;
 
-use kernel::Kernel;
-pub use kernel::{active_isa, isa_for, Isa, AVX2_MIN_NODES, FORCE_PORTABLE_ENV};
-
-use crate::algo::mix64;
+use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::arch::{Isa, Kernels};
 use crate::error::{Error, Result};
-use crate::hash::{Hasher, KeyHasher};
+use crate::hash::KeyHasher;
+use crate::mix::{mix64, xorshift_mult64};
 use crate::node::{Node, NodeId, NodeSet};
-use crate::router::Router;
+use crate::Builder;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Scoring {
@@ -46,15 +44,15 @@ enum Scoring {
 ///
 /// - **Cost**: `route` = one key hash + N scores (a xor and a 64-bit mix each; weighted adds a
 ///   `ln` and a division), no allocation. Unweighted scores run on the widest SIMD path the CPU
-///   has that pays at this node count ([`isa_for`]; 8 nodes per instruction with AVX-512, 4 with
-///   AVX2 from [`AVX2_MIN_NODES`] nodes), every path choosing the same node. Memory: 8 bytes per node (node hashes, name-ordered,
+///   has that pays at this node count (8 nodes per instruction with AVX-512, 4 with
+///   AVX2 from 64 nodes), every path choosing the same node. Memory: 8 bytes per node (node hashes, name-ordered,
 ///   struct-of-arrays) + 4 bytes per node (ids) + 8 per node when weighted, plus the node set.
 /// - **Preference list**: nodes by descending score (O(N log N) and one allocation per call).
 ///
 /// ```
-/// use hashroute::{Hasher, Node, NodeSet, Rendezvous, Router};
+/// use hashroute::{KeyHasher, Node, NodeSet, Rendezvous, Router};
 /// let nodes = NodeSet::new([Node::new("a"), Node::new("b").with_weight(2.0), Node::new("c")])?;
-/// let hrw = Rendezvous::new(nodes, Hasher::default())?;
+/// let hrw = Rendezvous::new(nodes, KeyHasher::default())?;
 /// let owner = hrw.route(b"user:42");
 /// assert_eq!(hrw.replicas(b"user:42", 2)?[0], owner);
 /// // Removing another node never moves this key.
@@ -66,7 +64,7 @@ enum Scoring {
 #[derive(Clone, Debug)]
 pub struct Rendezvous {
     nodes: NodeSet,
-    hasher: Hasher,
+    hasher: KeyHasher,
     scoring: Scoring,
     /// Node hashes in scan order (name order, or given order for go-rendezvous).
     hashes: Vec<u64>,
@@ -74,19 +72,19 @@ pub struct Rendezvous {
     ids: Vec<u32>,
     /// Weights in scan order; `None` when all are equal (the unweighted fast path).
     weights: Option<Vec<f64>>,
-    /// The unweighted kernels' path, chosen by [`isa_for`] at build time.
-    kernel: Kernel,
+    /// The unweighted kernels' path, chosen at build time (`kernel::kernels_for`).
+    kernel: Kernels,
 }
 
 /// The unweighted score of a key hash against a node hash (the scalar reference).
 #[inline]
-pub fn score(key_hash: u64, node_hash: u64) -> u64 {
+pub(crate) fn score(key_hash: u64, node_hash: u64) -> u64 {
     mix64(key_hash ^ node_hash)
 }
 
 /// The weighted score (logarithmic method) of a key hash against a node hash and weight.
 #[inline]
-pub fn weighted_score(key_hash: u64, node_hash: u64, weight: f64) -> f64 {
+pub(crate) fn weighted_score(key_hash: u64, node_hash: u64, weight: f64) -> f64 {
     -weight / unit_interval(score(key_hash, node_hash)).ln()
 }
 
@@ -97,70 +95,81 @@ fn unit_interval(x: u64) -> f64 {
     (((x >> 12) << 1) | 1) as f64 * SCALE
 }
 
-/// dgryski/go-rendezvous's mixer: `x ^= x >> 12; x ^= x << 25; x ^= x >> 27; x * 2685821657736338717`.
-#[inline]
-pub fn xorshift_mult64(mut x: u64) -> u64 {
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    x.wrapping_mul(2685821657736338717)
+hashed_router_basics!(Rendezvous);
+
+impl Builder<Rendezvous> {
+    /// Reproduce dgryski/go-rendezvous (`rendezvous.New(nodes, xxhash.Sum64String)`, as go-redis
+    /// uses it): XXH64 seed 0 whatever the hasher option says, `xorshiftMult64` scores, ties to
+    /// the earlier node in the given order. Same node for every key, given the same node list
+    /// in the same order.
+    pub fn go_rendezvous(mut self) -> Builder<Rendezvous> {
+        self.options.go_rendezvous = true;
+        self
+    }
+
+    /// Builds the router: N name hashes and a sort by name, O(N log N).
+    ///
+    /// # Errors
+    /// The [`NodeSet::new`] errors; [`Error::Unsupported`] for weighted nodes in go-rendezvous
+    /// mode (go-rendezvous has no weights).
+    pub fn build(mut self) -> Result<Rendezvous> {
+        let nodes = self.take_nodes()?;
+        if self.options.go_rendezvous {
+            Rendezvous::go_rendezvous(nodes)
+        } else {
+            Rendezvous::new(nodes, self.hasher)
+        }
+    }
 }
 
 impl Rendezvous {
-    /// A rendezvous router over `nodes`, hashing names and keys with `hasher`. O(N log N) build
-    /// (N name hashes and a sort by name).
-    ///
-    /// # Errors
-    /// None today (a [`NodeSet`] is already valid); the `Result` keeps room for limits.
-    pub fn new(nodes: NodeSet, hasher: Hasher) -> Result<Rendezvous> {
+    fn new(nodes: NodeSet, hasher: KeyHasher) -> Result<Rendezvous> {
         let mut order: Vec<u32> = (0..nodes.len() as u32).collect();
         order.sort_unstable_by(|&a, &b| nodes.name(NodeId::from_index(a)).cmp(nodes.name(NodeId::from_index(b))));
         Ok(Rendezvous::build(nodes, hasher, Scoring::Mix64, order))
     }
 
-    /// A router compatible with dgryski/go-rendezvous (`rendezvous.New(nodes, xxhash.Sum64String)`,
-    /// as go-redis uses it): same node for every key, given the same node list in the same order.
-    ///
-    /// # Errors
-    /// [`Error::Unsupported`] for weighted nodes (go-rendezvous has no weights).
-    pub fn go_rendezvous(nodes: NodeSet) -> Result<Rendezvous> {
+    fn go_rendezvous(nodes: NodeSet) -> Result<Rendezvous> {
         if !nodes.all_unit_weight() {
             return Err(Error::Unsupported { algorithm: "rendezvous", operation: "weights in go-rendezvous mode" });
         }
         let order = (0..nodes.len() as u32).collect();
-        Ok(Rendezvous::build(nodes, Hasher::Xxh64 { seed: 0 }, Scoring::GoXorshift, order))
+        Ok(Rendezvous::build(nodes, KeyHasher::Xxh64 { seed: 0 }, Scoring::GoXorshift, order))
     }
 
-    fn build(nodes: NodeSet, hasher: Hasher, scoring: Scoring, order: Vec<u32>) -> Rendezvous {
+    fn build(nodes: NodeSet, hasher: KeyHasher, scoring: Scoring, order: Vec<u32>) -> Rendezvous {
         let hashes = order.iter().map(|&i| hasher.hash(nodes.name(NodeId::from_index(i)).as_bytes())).collect();
         let first = nodes.weight(NodeId::from_index(0));
         let equal = nodes.iter().all(|(_, n)| n.weight() == first);
         let weights = (!equal).then(|| order.iter().map(|&i| nodes.weight(NodeId::from_index(i))).collect());
-        let kernel = Kernel::detect(nodes.len());
+        let kernel = kernel::kernels_for(nodes.len());
         Rendezvous { nodes, hasher, scoring, hashes, ids: order, weights, kernel }
     }
 
-    /// The same router running the unweighted kernels on `isa` instead of the
-    /// dispatched one: for benchmarks and for pinning a path. Every path routes every key
-    /// identically; only speed differs. O(1), no allocation beyond the clone.
+    /// The same router running the unweighted kernels on `isa` instead of the dispatched one:
+    /// for the crate's benchmarks and tests (every path routes every key identically). O(N)
+    /// clone.
     ///
     /// # Errors
     /// [`Error::Unsupported`] when this CPU cannot run `isa`.
+    #[doc(hidden)]
     pub fn with_isa(&self, isa: Isa) -> Result<Rendezvous> {
-        let kernel = Kernel::new(isa)
+        let kernel = Kernels::new(isa)
             .ok_or(Error::Unsupported { algorithm: "rendezvous", operation: "a SIMD path this CPU lacks" })?;
         Ok(Rendezvous { kernel, ..self.clone() })
     }
 
-    /// The path the unweighted kernels (`mix64`, and go-rendezvous's mixer) run on
-    /// ([`isa_for`] its node count unless set by [`with_isa`](Rendezvous::with_isa)). Weighted routers
-    /// score in scalar code whatever this says.
+    /// The path the unweighted kernels (`mix64`, and go-rendezvous's mixer) run on (the
+    /// process's path, portable instead of AVX2 below 64 nodes, unless set by
+    /// [`with_isa`](Rendezvous::with_isa)). Weighted routers score in scalar code whatever this
+    /// says.
+    #[doc(hidden)]
     pub fn isa(&self) -> Isa {
         self.kernel.isa()
     }
 
     /// The hasher in use.
-    pub fn hasher(&self) -> Hasher {
+    pub fn hasher(&self) -> KeyHasher {
         self.hasher
     }
 
@@ -173,7 +182,7 @@ impl Rendezvous {
     #[inline]
     fn winner(&self, k: u64) -> usize {
         match (&self.weights, self.scoring) {
-            (None, Scoring::Mix64) => self.kernel.argmax(&self.hashes, k),
+            (None, Scoring::Mix64) => self.kernel.argmax_mix64(&self.hashes, k),
             (None, Scoring::GoXorshift) => self.kernel.argmax_go(&self.hashes, k),
             // Kept scalar on purpose: std's `ln` is the frozen definition and a vector `ln` is
             // not bit-identical to it. An error-bounded approximation with an exact fallback on
@@ -213,6 +222,15 @@ impl Rendezvous {
         best
     }
 
+    #[inline]
+    fn owner(&self, hash: u64) -> NodeId {
+        NodeId::from_index(self.ids[self.winner(hash)])
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.hashes.capacity() * 8 + self.ids.capacity() * 4 + self.weights.as_ref().map_or(0, |w| w.capacity() * 8)
+    }
+
     fn rebuild(&self, nodes: NodeSet) -> Result<Rendezvous> {
         match self.scoring {
             Scoring::Mix64 => Rendezvous::new(nodes, self.hasher),
@@ -245,20 +263,7 @@ impl Rendezvous {
     }
 }
 
-impl Router for Rendezvous {
-    fn algorithm(&self) -> &'static str {
-        "rendezvous"
-    }
-    fn nodes(&self) -> &NodeSet {
-        &self.nodes
-    }
-    #[inline]
-    fn route(&self, key: &[u8]) -> NodeId {
-        NodeId::from_index(self.ids[self.winner(self.hasher.hash(key))])
-    }
-    fn route_hash(&self, hash: u64) -> Result<NodeId> {
-        Ok(NodeId::from_index(self.ids[self.winner(hash)]))
-    }
+router_plumbing!(Rendezvous, "rendezvous" {
     /// Nodes by descending score, ties as in `route`. Allocates one score per node.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         let k = self.hasher.hash(key);
@@ -284,18 +289,12 @@ impl Router for Rendezvous {
         }
         Ok(())
     }
-    fn memory_bytes(&self) -> usize {
-        std::mem::size_of::<Rendezvous>() - std::mem::size_of::<NodeSet>()
-            + self.hashes.capacity() * 8
-            + self.ids.capacity() * 4
-            + self.weights.as_ref().map_or(0, |w| w.capacity() * 8)
-            + self.nodes.memory_bytes()
-    }
-}
+});
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Router;
     use proptest::prelude::*;
 
     fn names(n: usize) -> Vec<String> {
@@ -303,7 +302,7 @@ mod tests {
     }
 
     fn hrw(n: usize) -> Rendezvous {
-        Rendezvous::new(NodeSet::from_names(names(n)).unwrap(), Hasher::default()).unwrap()
+        Rendezvous::new(NodeSet::from_names(names(n)).unwrap(), KeyHasher::default()).unwrap()
     }
 
     #[test]
@@ -323,12 +322,14 @@ mod tests {
         // By hand: 1 -> 1 -> 1 | 1 << 25 -> unchanged by >> 27 -> times the constant.
         assert_eq!(xorshift_mult64(1), 0x0200_0001u64.wrapping_mul(2685821657736338717));
         let r = hrw(10);
-        let k = Hasher::default().hash(b"user:42");
+        let k = KeyHasher::default().hash(b"user:42");
         let expect = (0..10)
             .max_by(|&a, &b| {
                 let (na, nb) = (format!("node-{a}"), format!("node-{b}"));
-                let (sa, sb) =
-                    (score(k, Hasher::default().hash(na.as_bytes())), score(k, Hasher::default().hash(nb.as_bytes())));
+                let (sa, sb) = (
+                    score(k, KeyHasher::default().hash(na.as_bytes())),
+                    score(k, KeyHasher::default().hash(nb.as_bytes())),
+                );
                 sa.cmp(&sb).then(nb.cmp(&na))
             })
             .unwrap();
@@ -344,7 +345,7 @@ mod tests {
         let w = Rendezvous::new(
             NodeSet::new(names.iter().enumerate().map(|(i, n)| Node::new(n.clone()).with_weight(1.0 + i as f64)))
                 .unwrap(),
-            Hasher::default(),
+            KeyHasher::default(),
         )
         .unwrap();
         let g = Rendezvous::go_rendezvous(NodeSet::from_names(&names).unwrap()).unwrap();
@@ -369,11 +370,11 @@ mod tests {
     fn ties_go_to_smaller_name() {
         // Equal node hashes only arise from equal names under a real hasher, so check the rule
         // on the internal scan order instead: it is name order.
-        let r = Rendezvous::new(NodeSet::from_names(["c", "a", "b"]).unwrap(), Hasher::default()).unwrap();
+        let r = Rendezvous::new(NodeSet::from_names(["c", "a", "b"]).unwrap(), KeyHasher::default()).unwrap();
         let names: Vec<&str> = r.ids.iter().map(|&i| r.nodes.name(NodeId::from_index(i))).collect();
         assert_eq!(names, ["a", "b", "c"]);
-        assert_eq!(kernel::argmax_blocks(&[5, 9, 9, 1], |h| h), 1);
-        assert_eq!(kernel::argmax_blocks(&[7; 20], |h| h), 0);
+        assert_eq!(crate::arch::generic::argmax_blocks(&[5, 9, 9, 1], |h| h), 1);
+        assert_eq!(crate::arch::generic::argmax_blocks(&[7; 20], |h| h), 0);
     }
 
     #[test]
@@ -399,11 +400,12 @@ mod tests {
 
     #[test]
     fn kernel_follows_the_node_count() {
-        for n in [1usize, 3, AVX2_MIN_NODES - 1, AVX2_MIN_NODES, 100] {
-            let r = Rendezvous::new(NodeSet::from_names((0..n).map(|i| format!("n{i}"))).unwrap(), Hasher::default())
-                .unwrap();
-            assert_eq!(r.isa(), isa_for(n), "{n} nodes");
-            assert!(r.isa() != Isa::Avx2 || n >= AVX2_MIN_NODES);
+        for n in [1usize, 3, kernel::AVX2_MIN_NODES - 1, kernel::AVX2_MIN_NODES, 100] {
+            let r =
+                Rendezvous::new(NodeSet::from_names((0..n).map(|i| format!("n{i}"))).unwrap(), KeyHasher::default())
+                    .unwrap();
+            assert_eq!(r.isa(), kernel::kernels_for(n).isa(), "{n} nodes");
+            assert!(r.isa() != Isa::Avx2 || n >= kernel::AVX2_MIN_NODES);
         }
     }
 
@@ -422,7 +424,7 @@ mod tests {
         let weights = [1.0, 2.0, 3.0, 4.0];
         let nodes =
             NodeSet::new(weights.iter().enumerate().map(|(i, &w)| Node::new(format!("n{i}")).with_weight(w))).unwrap();
-        let r = Rendezvous::new(nodes, Hasher::default()).unwrap();
+        let r = Rendezvous::new(nodes, KeyHasher::default()).unwrap();
         assert!(r.is_weighted());
         let samples = 200_000u64;
         let mut counts = [0u64; 4];
@@ -441,7 +443,7 @@ mod tests {
     #[test]
     fn equal_weights_take_the_fast_path() {
         let nodes = NodeSet::new([Node::new("a").with_weight(3.0), Node::new("b").with_weight(3.0)]).unwrap();
-        let r = Rendezvous::new(nodes, Hasher::default()).unwrap();
+        let r = Rendezvous::new(nodes, KeyHasher::default()).unwrap();
         assert!(!r.is_weighted());
     }
 
@@ -475,7 +477,7 @@ mod tests {
             r.route_batch(&refs, &mut out);
             for (k, id) in refs.iter().zip(&out) {
                 prop_assert_eq!(*id, r.route(k));
-                prop_assert_eq!(*id, r.route_hash(Hasher::default().hash(k)).unwrap());
+                prop_assert_eq!(*id, r.route_hash(KeyHasher::default().hash(k)).unwrap());
             }
         }
 
@@ -488,7 +490,7 @@ mod tests {
                     let w = if weighted { 1.0 + (n.len() % 3) as f64 + n.as_bytes()[n.len() - 1] as f64 / 100.0 } else { 1.0 };
                     Node::new(n.clone()).with_weight(w)
                 })).unwrap();
-                Rendezvous::new(set, Hasher::default()).unwrap()
+                Rendezvous::new(set, KeyHasher::default()).unwrap()
             };
             let a = names(12);
             let mut b = a.clone();
@@ -509,7 +511,7 @@ mod tests {
             let set = NodeSet::new(names(n).into_iter().enumerate().map(|(i, s)| {
                 Node::new(s).with_weight(if weighted { 1.0 + i as f64 } else { 1.0 })
             })).unwrap();
-            let full = Rendezvous::new(set, Hasher::default()).unwrap();
+            let full = Rendezvous::new(set, KeyHasher::default()).unwrap();
             let less = full.without_node(&victim).unwrap();
             for k in keys {
                 let before = full.node_name(full.route_hash(k).unwrap());

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 
 use clap::Args;
-use hashroute::{jump, KeyHasher};
+use hashroute::jump;
 
 use crate::failure::Failure;
 use crate::keys::{for_each_key, parse_input_format, InputFormat, Key};

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use hashroute::{Algorithm, Error, Hasher, KetamaVariant, NodeSet, Router, RouterSpec};
+use hashroute::{Algorithm, Error, KetamaVariant, KeyHasher, NodeSet, Router, RouterSpec};
 
 use crate::failure::Failure;
 use crate::keys::parse_u64_arg;
@@ -39,7 +39,7 @@ pub(crate) struct AlgoArgs {
     /// [default: xxh3; md5 for ketama; crc16 for slots]
     #[arg(long = "hash", value_name = "NAME")]
     hash: Option<String>,
-    /// Hasher seed, decimal or 0x hex (murmur3 takes 32 bits; md5 and crc16 none) [default: 0]
+    /// KeyHasher seed, decimal or 0x hex (murmur3 takes 32 bits; md5 and crc16 none) [default: 0]
     #[arg(long, value_name = "S", value_parser = parse_u64_arg)]
     seed: Option<u64>,
     /// Ketama only: libketama, uhashring, libmemcached, spymemcached, python-hash-ring
@@ -78,7 +78,7 @@ pub(crate) enum Target {
     /// `--algo jump --buckets N`: the paper's jump over bucket numbers, no node list.
     Buckets {
         count: u32,
-        hasher: Hasher,
+        hasher: KeyHasher,
     },
 }
 
@@ -94,8 +94,8 @@ impl AlgoArgs {
         spec.ketama_variant = self.variant.as_deref().map(KetamaVariant::from_name).transpose()?;
         spec.hasher = match (&self.hash, self.seed) {
             (None, None) => None,
-            (Some(name), seed) => Some(Hasher::from_name(name, seed.unwrap_or(0))?),
-            (None, Some(seed)) => Some(Hasher::from_name(algorithm.default_hasher().name(), seed)?),
+            (Some(name), seed) => Some(KeyHasher::from_name(name, seed.unwrap_or(0))?),
+            (None, Some(seed)) => Some(KeyHasher::from_name(algorithm.default_hasher().name(), seed)?),
         };
         spec.validate()?;
         Ok(spec)

@@ -1,0 +1,185 @@
+//! One builder and one block of router plumbing for every algorithm.
+//!
+//! `X::builder()` returns a [`Builder<X>`]; the node methods are shared, and each algorithm's
+//! file adds the options it takes (`vnodes` for [`Ring`](crate::Ring), `table_size` for
+//! [`Maglev`](crate::Maglev), …) and its `build` in an `impl Builder<X>` block, so an option an
+//! algorithm does not take does not exist for it.
+
+use std::marker::PhantomData;
+
+use crate::error::Result;
+use crate::hash::KeyHasher;
+use crate::node::{Node, NodeSet};
+
+/// Configures a router: `Ring::builder().vnodes(160).nodes(["a", "b"]).build()`.
+///
+/// Nodes come from [`nodes`](Builder::nodes) (weight-1 names), [`node`](Builder::node) (with
+/// weight and labels), [`weighted_nodes`](Builder::weighted_nodes), or an already validated
+/// [`node_set`](Builder::node_set). `build` validates everything and returns a typed
+/// [`Error`](crate::Error), never panics. Each router's page lists the options it takes.
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct Builder<R> {
+    nodes: Vec<Node>,
+    set: Option<NodeSet>,
+    pub(crate) hasher: KeyHasher,
+    pub(crate) options: Options,
+    router: PhantomData<fn() -> R>,
+}
+
+/// Every algorithm's options, unset until a typed builder method sets them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Options {
+    pub(crate) vnodes: Option<u64>,
+    pub(crate) layout: crate::algo::ring::Layout,
+    pub(crate) table_size: Option<u64>,
+    pub(crate) probes: Option<u32>,
+    pub(crate) capacity: Option<u32>,
+    pub(crate) variant: crate::algo::ketama::KetamaVariant,
+    pub(crate) go_rendezvous: bool,
+    pub(crate) slot_ranges: Option<Vec<(std::ops::RangeInclusive<u16>, String)>>,
+}
+
+impl<R> Default for Builder<R> {
+    fn default() -> Builder<R> {
+        Builder {
+            nodes: Vec::new(),
+            set: None,
+            hasher: KeyHasher::default(),
+            options: Options::default(),
+            router: PhantomData,
+        }
+    }
+}
+
+impl<R> Builder<R> {
+    /// Adds weight-1 nodes by name.
+    pub fn nodes<I>(mut self, names: I) -> Builder<R>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        self.nodes.extend(names.into_iter().map(|n| Node::new(n.as_ref())));
+        self
+    }
+
+    /// Adds one node (with its weight and labels).
+    pub fn node(mut self, node: Node) -> Builder<R> {
+        self.nodes.push(node);
+        self
+    }
+
+    /// Adds `(name, weight)` pairs.
+    pub fn weighted_nodes<I, S>(mut self, nodes: I) -> Builder<R>
+    where
+        I: IntoIterator<Item = (S, f64)>,
+        S: AsRef<str>,
+    {
+        self.nodes.extend(nodes.into_iter().map(|(n, w)| Node::new(n.as_ref()).with_weight(w)));
+        self
+    }
+
+    /// Uses an already validated node set (replacing any nodes added so far).
+    pub fn node_set(mut self, set: NodeSet) -> Builder<R> {
+        self.set = Some(set);
+        self.nodes.clear();
+        self
+    }
+
+    /// The node set: the one given, or the nodes added, validated ([`NodeSet::new`]).
+    pub(crate) fn take_nodes(&mut self) -> Result<NodeSet> {
+        match self.set.take() {
+            Some(set) => Ok(set),
+            None => NodeSet::new(std::mem::take(&mut self.nodes)),
+        }
+    }
+}
+
+/// `X::builder()`, `X::from_names(..)` and `Builder<X>::hasher(..)` for routers that hash keys
+/// with a configurable [`KeyHasher`].
+macro_rules! hashed_router_basics {
+    ($($router:ident),* $(,)?) => {$(
+        impl $router {
+            /// A builder for this router (see [`Builder`](crate::Builder)).
+            pub fn builder() -> crate::Builder<$router> {
+                crate::Builder::default()
+            }
+
+            /// A router over weight-1 nodes named `names`, with the default options (xxh3).
+            ///
+            /// # Errors
+            /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+            pub fn from_names<I>(names: I) -> crate::Result<$router>
+            where
+                I: IntoIterator,
+                I::Item: AsRef<str>,
+            {
+                $router::builder().nodes(names).build()
+            }
+        }
+
+        impl crate::Builder<$router> {
+            /// The key (and point) hasher; default xxh3 with seed 0.
+            pub fn hasher(mut self, hasher: crate::KeyHasher) -> crate::Builder<$router> {
+                self.hasher = hasher;
+                self
+            }
+        }
+    )*};
+}
+pub(crate) use hashed_router_basics;
+
+/// The [`Router`](crate::Router) methods every router writes the same way: its name, its
+/// nodes, `route` as its hash kernel applied to the hasher's output, `route_hash`, and
+/// `memory_bytes` as the struct plus its heap plus the node set. The router supplies
+/// `fn owner(&self, hash: u64) -> NodeId` and `fn heap_bytes(&self) -> usize`; the methods
+/// given in braces (batch kernels, preference lists) are written out in the router's file.
+macro_rules! router_plumbing {
+    ($router:ty, $name:literal { $($methods:tt)* }) => {
+        impl crate::Router for $router {
+            fn algorithm(&self) -> &'static str {
+                $name
+            }
+            fn nodes(&self) -> &crate::NodeSet {
+                &self.nodes
+            }
+            #[inline]
+            fn route(&self, key: &[u8]) -> crate::NodeId {
+                self.owner(self.hasher.hash(key))
+            }
+            fn route_hash(&self, hash: u64) -> crate::Result<crate::NodeId> {
+                Ok(self.owner(hash))
+            }
+            fn memory_bytes(&self) -> usize {
+                std::mem::size_of::<Self>() - std::mem::size_of::<crate::NodeSet>()
+                    + self.heap_bytes()
+                    + self.nodes.memory_bytes()
+            }
+            $($methods)*
+        }
+    };
+    // Routers whose key hash is not 64 bits (Ketama's MD5 `u32`, Redis slots' CRC16): `route`
+    // is the router's `fn route_key(&self, key: &[u8]) -> NodeId`, and `route_hash` keeps the
+    // trait's `Unsupported` default.
+    ($router:ty, $name:literal, no_hash64 { $($methods:tt)* }) => {
+        impl crate::Router for $router {
+            fn algorithm(&self) -> &'static str {
+                $name
+            }
+            fn nodes(&self) -> &crate::NodeSet {
+                &self.nodes
+            }
+            #[inline]
+            fn route(&self, key: &[u8]) -> crate::NodeId {
+                self.route_key(key)
+            }
+            fn memory_bytes(&self) -> usize {
+                std::mem::size_of::<Self>() - std::mem::size_of::<crate::NodeSet>()
+                    + self.heap_bytes()
+                    + self.nodes.memory_bytes()
+            }
+            $($methods)*
+        }
+    };
+}
+pub(crate) use router_plumbing;
