@@ -19,7 +19,7 @@
 //!
 //! | option | algorithm | default |
 //! |---|---|---|
-//! | `vnodes` | ring | [`DEFAULT_VNODES`](crate::algo::ring::DEFAULT_VNODES) (160) |
+//! | `vnodes` | ring | [`Ring::DEFAULT_VNODES`] (160) |
 //! | `ketama_variant` | ketama | libketama |
 //! | `table_size` (a prime) | maglev | [`DEFAULT_TABLE_SIZE`] (65537) |
 //! | `probes` | multiprobe | [`DEFAULT_PROBES`] (21) |
@@ -179,7 +179,7 @@ pub struct RouterSpec {
     /// The algorithm.
     pub algorithm: Algorithm,
     /// Virtual nodes per weight-1 node; ring only (default
-    /// [`DEFAULT_VNODES`](crate::algo::ring::DEFAULT_VNODES)).
+    /// [`Ring::DEFAULT_VNODES`]).
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub vnodes: Option<u64>,
     /// The key hasher (default [`Algorithm::default_hasher`]). Ketama accepts only MD5, Redis
@@ -193,10 +193,10 @@ pub struct RouterSpec {
         serde(default, skip_serializing_if = "Option::is_none", with = "ketama_variant_serde")
     )]
     pub ketama_variant: Option<KetamaVariant>,
-    /// Lookup-table size, a prime; Maglev only (default [`DEFAULT_TABLE_SIZE`], 65537).
+    /// Lookup-table size, a prime; Maglev only (default [`Maglev::DEFAULT_TABLE_SIZE`], 65537).
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub table_size: Option<u64>,
-    /// Probes per key; multi-probe only (default [`DEFAULT_PROBES`], 21).
+    /// Probes per key; multi-probe only (default [`MultiProbe::DEFAULT_PROBES`], 21).
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub probes: Option<u32>,
     /// Total bucket capacity, at least the node count; AnchorHash only (default twice the node
@@ -262,7 +262,7 @@ impl RouterSpec {
     }
 
     /// The AnchorHash capacity [`build`](RouterSpec::build) will use for `node_count` nodes: the
-    /// configured one, else `2 × node_count` (capped at [`MAX_NODES`]).
+    /// configured one, else `2 × node_count` (capped at [`NodeSet::MAX_NODES`]).
     ///
     /// Why twice: AnchorHash can only grow into buckets reserved up front, and its lookups cost
     /// an expected `1 + ln(capacity / working)` re-hashes. Doubling leaves room to double the

@@ -230,7 +230,7 @@ impl FromStr for Fingerprint {
 /// `dyn Router` (probe encoding, see the module docs).
 ///
 /// Cost: O(P) for a ring of P points (≈ 10 bytes hashed per point), O(N log N) for the node
-/// names; the probe encoding routes [`PROBE_KEYS`] + [`PROBE_HASHES`] lookups. Memory: the
+/// names; the probe encoding routes 4096 keys and 1024 hashes. Memory: the
 /// canonical encoding is built in one buffer (≈ 12 bytes per ring point).
 pub fn fingerprint<R: Inspect + ?Sized>(router: &R) -> Fingerprint {
     Fingerprint(xxhash_rust::xxh3::xxh3_128(&canonical_bytes(router)))

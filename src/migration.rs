@@ -21,7 +21,7 @@
 //! The CLI's `hashroute migrate` is a few lines:
 //!
 //! ```
-//! # use hashroute::{config::{Algorithm, RouterSpec}, NodeSet, Ring};
+//! # use hashroute::{Algorithm, RouterSpec, NodeSet, Ring};
 //! let from = NodeSet::parse("a\nb\nc\n")?;
 //! let to = NodeSet::parse("a\nb\nc\nd\n")?;
 //! let spec = RouterSpec::new(Algorithm::Ring);
@@ -353,6 +353,7 @@ impl Tally {
 
 /// One side of a point-set merge: sorted points, owner id per point, and the node set.
 #[derive(Copy, Clone, Debug)]
+#[doc(hidden)]
 pub struct PointSet<'a, P> {
     /// Points sorted ascending (equal points allowed; the first of equals owns).
     pub points: &'a [P],
@@ -373,6 +374,7 @@ pub struct PointSet<'a, P> {
 /// # Errors
 /// [`Error::InvalidParameter`] when a point set is empty, `owners` and `points` differ in
 /// length, an owner is out of range, or `space` is not a hash circle.
+#[doc(hidden)]
 pub fn plan_points<P>(before: PointSet<'_, P>, after: PointSet<'_, P>, space: KeySpace) -> Result<MigrationPlan>
 where
     P: Copy + Into<u64>,
@@ -449,6 +451,7 @@ where
 /// # Errors
 /// [`Error::InvalidParameter`] when the rings use different hashers (a key's position would
 /// differ between them, so ranges are meaningless; use [`plan_sampled`]).
+#[doc(hidden)]
 pub fn plan_rings(before: &Ring, after: &Ring) -> Result<MigrationPlan> {
     if before.hasher() != after.hasher() {
         return Err(Error::InvalidParameter {
@@ -474,6 +477,7 @@ fn ring_side(r: &Ring) -> PointSet<'_, u64> {
 ///
 /// # Errors
 /// None in practice (the `Result` is [`plan_points`]'s).
+#[doc(hidden)]
 pub fn plan_ketama(before: &Ketama, after: &Ketama) -> Result<MigrationPlan> {
     let (bp, bo) = ketama_at_or_after(before);
     let (ap, ao) = ketama_at_or_after(after);
@@ -506,6 +510,7 @@ fn ketama_at_or_after(k: &Ketama) -> (Vec<u32>, Vec<u32>) {
 ///
 /// # Errors
 /// None in practice; the `Result` keeps the signature uniform.
+#[doc(hidden)]
 pub fn plan_slots(before: &RedisSlots, after: &RedisSlots) -> Result<MigrationPlan> {
     let (names, bmap, amap) = name_table(before.nodes(), after.nodes());
     let mut tally = Tally::new(names.len());

@@ -42,7 +42,8 @@ struct Entry<R> {
 /// - Every published router gets a **generation** number, starting at 0 and increasing by one per
 ///   store, so a reader can tell which membership its answer came from.
 ///
-/// See the [module docs](self) for the memory cost of swapping.
+/// Memory: while an update runs, two routers are alive, plus any older generation a reader
+/// still holds (each `Snapshot` keeps its generation alive).
 pub struct SharedRouter<R> {
     current: ArcSwap<Entry<R>>,
     writer: Mutex<()>,

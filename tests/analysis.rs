@@ -1,5 +1,6 @@
 //! Cross-checks of the analysis code on cases with exact answers, and exact-vs-sampled
 //! agreement on real routers.
+#![cfg(feature = "parallel")]
 
 use hashroute::analysis::cache::{CacheSim, Lru};
 use hashroute::analysis::partition::Partition;

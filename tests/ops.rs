@@ -1,13 +1,11 @@
 //! Operating a cluster: live swaps under concurrent readers, migration plans against sampling,
 //! topology placement over several routers, frozen fingerprints.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-
 use hashroute::canonical_bytes;
 use hashroute::migration::{plan, plan_ketama, plan_rings, plan_sampled, plan_slots, sampled_fraction, KeySpace};
 use hashroute::{
     fingerprint, replicas_with_policy, Error, Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeSet,
-    PlacementPolicy, RedisSlots, Ring, Router, SharedRouter,
+    PlacementPolicy, RedisSlots, Ring, Router,
 };
 use proptest::prelude::*;
 
@@ -21,8 +19,11 @@ fn refs(keys: &[Vec<u8>]) -> Vec<&[u8]> {
 
 // ---------------------------------------------------------------- SharedRouter
 
+#[cfg(feature = "shared")]
 #[test]
 fn readers_see_consistent_generations_through_many_swaps() {
+    use hashroute::SharedRouter;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     const CONFIGS: usize = 7;
     const SWAPS: u64 = 1500;
     const READERS: usize = 3;

@@ -6,8 +6,7 @@
 use std::collections::HashSet;
 
 use hashroute::{
-    Failover, Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeId, NodeSet, ParRouteBatch, Rendezvous, Ring,
-    Router,
+    Failover, Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeId, NodeSet, Rendezvous, Ring, Router,
 };
 use proptest::prelude::*;
 
@@ -138,9 +137,13 @@ proptest! {
             let mut batch = vec![NodeId::default(); refs.len()];
             r.route_batch(&refs, &mut batch);
             prop_assert_eq!(&batch, &single, "{}", label);
-            let mut par = vec![NodeId::default(); refs.len()];
-            r.par_route_batch(&refs, &mut par);
-            prop_assert_eq!(&par, &single, "{}", label);
+            #[cfg(feature = "parallel")]
+            {
+                use hashroute::ParRouteBatch;
+                let mut par = vec![NodeId::default(); refs.len()];
+                r.par_route_batch(&refs, &mut par);
+                prop_assert_eq!(&par, &single, "{}", label);
+            }
         }
     }
 

@@ -30,9 +30,9 @@ fn rehash(hash: u64, b: u32) -> u64 {
 
 /// AnchorHash over unit-weight nodes, with a fixed bucket capacity.
 ///
-/// - **Buckets**: [`Anchor::new`] gives node `i` bucket `i`; buckets `N..capacity` start removed.
-///   [`Anchor::remove`] frees any node's bucket; [`Anchor::add`] takes the most recently removed
-///   bucket (initially `N`, `N + 1`, …).
+/// - **Buckets**: [`Anchor::builder`] gives node `i` bucket `i`; buckets `N..capacity` start
+///   removed. [`Anchor::without_node`] frees any node's bucket; [`Anchor::with_node`] takes the
+///   most recently removed bucket (initially `N`, `N + 1`, …).
 /// - **Cost**: `route` = one hash, `hash % a`, and expected `1 + ln(a/w)` re-hashes for `w`
 ///   working buckets. Memory: 24 bytes per anchor bucket (`A`, `K`, `W`, `L`, the removal stack
 ///   and the owner table, all `u32`) plus the node set.

@@ -190,9 +190,9 @@ fn split_host_port(name: &str) -> (&str, u32) {
 ///   still appears, last, in preference lists.
 ///
 /// ```
-/// use hashroute::{Ketama, KetamaVariant, NodeSet, Router};
-/// let servers = NodeSet::from_names(["127.0.0.1:11211", "127.0.0.1:11212", "127.0.0.1:11213"])?;
-/// let ketama = Ketama::new(servers, KetamaVariant::Libketama)?;
+/// use hashroute::{Ketama, KetamaVariant, Router};
+/// let servers = ["127.0.0.1:11211", "127.0.0.1:11212", "127.0.0.1:11213"];
+/// let ketama = Ketama::builder().variant(KetamaVariant::Libketama).nodes(servers).build()?;
 /// // What libketama itself answers for the key "0".
 /// assert_eq!(ketama.node_name(ketama.route(b"0")), "127.0.0.1:11213");
 /// assert_eq!(Ketama::key_hash(b"0"), 2216742351);
@@ -346,7 +346,7 @@ impl Ketama {
     /// exactly as in the real clients.
     ///
     /// # Errors
-    /// As [`NodeSet::with_node`] and [`Ketama::new`].
+    /// As [`NodeSet::with_node`] and [`Builder::<Ketama>::build`].
     pub fn with_node(&self, node: Node) -> Result<Ketama> {
         Ketama::new(self.nodes.with_node(node)?, self.variant)
     }

@@ -31,9 +31,9 @@ fn rehash(hash: u64, b: u32) -> u64 {
 
 /// MementoHash over unit-weight nodes with arbitrary removal.
 ///
-/// - **Buckets**: [`Memento::new`] gives node `i` bucket `i`. [`Memento::remove`] frees a node's
-///   bucket; [`Memento::add`] gives the new node the most recently removed bucket (or a new one
-///   at the end when none is removed).
+/// - **Buckets**: [`Memento::builder`] gives node `i` bucket `i`. [`Memento::without_node`] frees
+///   a node's bucket; [`Memento::with_node`] gives the new node the most recently removed bucket
+///   (or a new one at the end when none is removed).
 /// - **Cost**: `route` = one hash + jump (O(ln n)) + one re-hash per removed bucket met on the
 ///   chain (expected O(1) while few are removed; the paper bounds it by O(ln²(n/w))). Memory:
 ///   12 bytes per bucket of the b-array (replacer, previous removal, owner) plus the node set.

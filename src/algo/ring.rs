@@ -383,7 +383,7 @@ impl Ring {
     /// A new ring with `node` added (same vnodes and hasher).
     ///
     /// # Errors
-    /// As [`NodeSet::with_node`] and [`RingBuilder::build`].
+    /// As [`NodeSet::with_node`] and [`Builder::<Ring>::build`].
     ///
     /// Merges the new node's points into this ring's sorted arrays (O(P), no re-sort) when the
     /// other nodes' point counts do not change (always with unit weights).

@@ -81,17 +81,17 @@ pub fn redis_cli_ranges(masters: usize) -> Result<Vec<RangeInclusive<u16>>> {
 ///
 /// - `route` = CRC16 of the key (or its hash tag) + one table load. Memory: 64 KB (`u32` per
 ///   slot) plus the node set.
-/// - Weights: [`RedisSlots::new`] reproduces `redis-cli --cluster create`, which has no weights,
+/// - Weights: the default layout reproduces `redis-cli --cluster create`, which has no weights,
 ///   so it rejects weighted node sets; give weighted layouts explicitly with
-///   [`RedisSlots::from_ranges`].
+///   [`Builder::<RedisSlots>::slot_ranges`].
 /// - No preference list: a slot has exactly one owner and the cluster, not the client, decides
 ///   where it fails over (a replica is promoted for the same slots), so
-///   [`Router::preference`] (and `replicas`) return [`Error::Unsupported`]. `route_hash` is
-///   unsupported too: the key hash is the 14-bit slot, use [`RedisSlots::route_slot`].
+///   [`Router::preference`](crate::Router::preference) (and `replicas`) return [`Error::Unsupported`]. `route_hash` is
+///   unsupported too: the key hash is the 14-bit slot, use [`RedisSlots::try_slot_owner`].
 ///
 /// ```
-/// use hashroute::{slots, NodeSet, RedisSlots, Router};
-/// let cluster = RedisSlots::new(NodeSet::from_names(["m1", "m2", "m3"])?)?;
+/// use hashroute::{slots, RedisSlots, Router};
+/// let cluster = RedisSlots::from_names(["m1", "m2", "m3"])?;
 /// assert_eq!(slots::key_slot(b"{user1000}.following"), slots::key_slot(b"user1000"));
 /// assert_eq!(cluster.node_name(cluster.slot_owner(5461)), "m2");
 /// let resharded = cluster.move_slots(0..=99, "m3")?;

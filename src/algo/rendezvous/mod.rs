@@ -50,9 +50,8 @@ enum Scoring {
 /// - **Preference list**: nodes by descending score (O(N log N) and one allocation per call).
 ///
 /// ```
-/// use hashroute::{KeyHasher, Node, NodeSet, Rendezvous, Router};
-/// let nodes = NodeSet::new([Node::new("a"), Node::new("b").with_weight(2.0), Node::new("c")])?;
-/// let hrw = Rendezvous::new(nodes, KeyHasher::default())?;
+/// use hashroute::{Node, Rendezvous, Router};
+/// let hrw = Rendezvous::builder().nodes(["a", "c"]).node(Node::new("b").with_weight(2.0)).build()?;
 /// let owner = hrw.route(b"user:42");
 /// assert_eq!(hrw.replicas(b"user:42", 2)?[0], owner);
 /// // Removing another node never moves this key.
