@@ -40,13 +40,23 @@
 //!   [`route_batch`](Router::route_batch), [`route_hash`](Router::route_hash) for a
 //!   pre-computed 64-bit hash, and [`replicas`](Router::replicas) from the router's preference
 //!   list.
-//! - Routers are immutable: a membership change returns a new router.
+//! - Every router is built the same way: `X::builder()` (a [`Builder`] with the options that
+//!   algorithm takes, e.g. [`Builder::<Ring>::vnodes`]) or `X::from_names(names)` for the
+//!   defaults. Routers are immutable: `with_node` / `without_node` / `with_weight` (where the
+//!   algorithm allows the change) take `&self` and return a new router or a typed [`Error`].
+//!   Value builders ([`Node`], [`RouterSpec`]) take `self` and return the changed value.
 //! - [`Failover`] marks nodes down without moving any other key.
 //! - Hashers ([`KeyHasher`]) are stable by contract: a key's route does not change across runs,
 //!   machines or versions. Golden files in `tests/golden/` freeze it.
 //!
 //! Bad input is an [`Error`], never a panic; only violated preconditions on arguments the
 //! programmer controls panic, as documented under `# Panics`.
+//!
+//! ## Features
+//!
+//! `parallel` (rayon: parallel ring builds, [`ParRouteBatch`], the `analysis` module) and
+//! `shared` (arc-swap: [`SharedRouter`]) are on by default; `cli` (the `hashroute` binary) and
+//! `serde` (`ClusterConfig`) are opt-in. `default-features = false` leaves every router.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]

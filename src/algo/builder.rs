@@ -17,6 +17,18 @@ use crate::node::{Node, NodeSet};
 /// weight and labels), [`weighted_nodes`](Builder::weighted_nodes), or an already validated
 /// [`node_set`](Builder::node_set). `build` validates everything and returns a typed
 /// [`Error`](crate::Error), never panics. Each router's page lists the options it takes.
+///
+/// ```
+/// use hashroute::{KeyHasher, Maglev, Memento, Node, Ring, Router};
+/// let ring = Ring::builder().vnodes(100).hasher(KeyHasher::Xxh3 { seed: 7 }).nodes(["a", "b", "c"]).build()?;
+/// let maglev = Maglev::builder().table_size(4099).weighted_nodes([("a", 1.0), ("b", 2.0)]).build()?;
+/// let memento = Memento::from_names(["a", "b", "c", "d"])?.without_node("b")?;
+/// let bigger = ring.with_node(Node::new("d"))?;
+/// assert_eq!(bigger.node_count(), 4);
+/// assert_eq!(maglev.with_weight("a", 2.0)?.node_count(), 2);
+/// assert_eq!(memento.with_node(Node::new("b"))?.node_count(), 4); // restores b's keys exactly
+/// # Ok::<(), hashroute::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct Builder<R> {
