@@ -97,7 +97,8 @@ fn row<R: Inspect + 'static>(name: impl Into<String>, router: R) -> Row {
 /// algorithm builds.
 fn spec_row(name: String, algo: Algorithm, boxed: &dyn Router) -> Row {
     fn exact<R: Inspect + 'static>(boxed: &dyn Router) -> (Fingerprint, usize) {
-        let r = (boxed as &dyn std::any::Any).downcast_ref::<R>().expect("RouterSpec::build builds the algorithm's type");
+        let r =
+            (boxed as &dyn std::any::Any).downcast_ref::<R>().expect("RouterSpec::build builds the algorithm's type");
         (fingerprint(r), canonical_bytes(r).len())
     }
     let (concrete, concrete_len) = match algo {
