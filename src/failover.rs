@@ -7,8 +7,8 @@
 
 use std::ops::ControlFlow;
 
-use crate::algo::Visited;
 use crate::error::{Error, Result};
+use crate::node::Visited;
 use crate::node::{NodeId, NodeSet};
 use crate::router::Router;
 

@@ -65,6 +65,7 @@ mod algo;
 #[cfg(feature = "parallel")]
 pub mod analysis;
 mod arch;
+mod circle;
 #[cfg(feature = "serde")]
 mod cluster_config;
 mod config;

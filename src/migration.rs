@@ -37,9 +37,10 @@ use std::fmt;
 use crate::algo::ketama::Ketama;
 use crate::algo::ring::Ring;
 use crate::algo::slots::{RedisSlots, SLOTS};
+use crate::circle::overlay;
 use crate::error::{Error, Result};
 use crate::fingerprint::{Inspect, View};
-use crate::node::NodeSet;
+use crate::node::{NodeId, NodeSet};
 use crate::router::Router;
 
 /// Keys sampled by [`plan`] when no exact method applies.
@@ -406,42 +407,9 @@ where
     }
     let (names, bmap, amap) = name_table(before.nodes, after.nodes);
     let mut tally = Tally::new(names.len());
-    let (bp, ap) = (before.points, after.points);
-    let (mut i, mut j) = (0usize, 0usize);
-    // Owner (name index) of positions up to and including `v`, given the first point >= v.
-    let owner = |set: &PointSet<'_, P>, map: &[u32], idx: usize| -> u32 {
-        map[set.owners[if idx == set.points.len() { 0 } else { idx }] as usize]
-    };
-    let mut start: u64 = 0;
-    let mut done = false;
-    while !done {
-        // Next boundary: the smallest point of either set not yet passed.
-        let next = match (bp.get(i), ap.get(j)) {
-            (Some(&x), Some(&y)) => x.into().min(y.into()),
-            (Some(&x), None) => x.into(),
-            (None, Some(&y)) => y.into(),
-            (None, None) => break,
-        };
-        let from = owner(&before, &bmap, i);
-        let to = owner(&after, &amap, j);
-        tally.add(start, next, from, to, true);
-        // Skip every point equal to the boundary (equal points: the first owns).
-        while i < bp.len() && bp[i].into() <= next {
-            i += 1;
-        }
-        while j < ap.len() && ap[j].into() <= next {
-            j += 1;
-        }
-        if next == max {
-            done = true;
-        } else {
-            start = next + 1;
-        }
-    }
-    if !done {
-        // The arc past the last point wraps to both sets' first points.
-        tally.add(start, max, owner(&before, &bmap, 0), owner(&after, &amap, 0), true);
-    }
+    overlay((before.points, before.owners), (after.points, after.owners), max, |start, end, from, to| {
+        tally.add(start, end, bmap[from as usize], amap[to as usize], true);
+    });
     Ok(tally.finish(names, space, before.algorithm, after.algorithm))
 }
 
@@ -528,8 +496,33 @@ pub fn sampled_fraction(before: &dyn Router, after: &dyn Router, keys: &[&[u8]])
     if keys.is_empty() {
         return 0.0;
     }
-    let moved = keys.iter().filter(|k| before.node_name(before.route(k)) != after.node_name(after.route(k))).count();
+    let moved = sampled_moves(before, after, keys, |_, _| {});
     moved as f64 / keys.len() as f64
+}
+
+/// Routes every key of `keys` through both routers, calls `visit(owner before, owner after)`
+/// for each, and returns how many keys changed owner (compared by name: ids are per router).
+/// The one sampled-movement loop: [`sampled_fraction`], [`plan_sampled`] and the analysis
+/// sweep's sampled movement all count through it. Cost: two lookups per key.
+pub(crate) fn sampled_moves<K: AsRef<[u8]>>(
+    before: &dyn Router,
+    after: &dyn Router,
+    keys: impl IntoIterator<Item = K>,
+    mut visit: impl FnMut(NodeId, NodeId),
+) -> usize {
+    let (b, a) = (before.nodes(), after.nodes());
+    // After id -> before id of the same name.
+    let to_before: Vec<Option<u32>> = a.iter().map(|(_, n)| b.id_of(n.name()).map(NodeId::as_u32)).collect();
+    let mut moved = 0;
+    for key in keys {
+        let key = key.as_ref();
+        let (x, y) = (before.route(key), after.route(key));
+        if to_before[y.index()] != Some(x.as_u32()) {
+            moved += 1;
+        }
+        visit(x, y);
+    }
+    moved
 }
 
 /// An estimated plan from a key sample: per-node shares and the moved fraction, no ranges.
@@ -543,11 +536,7 @@ pub fn plan_sampled(before: &dyn Router, after: &dyn Router, keys: &[&[u8]]) -> 
     }
     let (names, bmap, amap) = name_table(before.nodes(), after.nodes());
     let mut tally = Tally::new(names.len());
-    for key in keys {
-        let from = bmap[before.route(key).index()];
-        let to = amap[after.route(key).index()];
-        tally.add(0, 0, from, to, false);
-    }
+    sampled_moves(before, after, keys, |from, to| tally.add(0, 0, bmap[from.index()], amap[to.index()], false));
     Ok(tally.finish(names, KeySpace::Sample { keys: keys.len() }, before.algorithm(), after.algorithm()))
 }
 
@@ -595,7 +584,7 @@ fn as_dyn<R: Inspect + ?Sized>(r: &R) -> &dyn Router {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Node, NodeId};
+    use crate::Node;
 
     /// A hand-built point set over the 32-bit circle.
     fn set(names: &[&str]) -> NodeSet {

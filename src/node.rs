@@ -309,6 +309,43 @@ impl NodeSet {
     }
 }
 
+/// Which nodes a preference walk has already produced. Inline for up to 128 nodes, a heap
+/// bitset beyond (one bit per node).
+pub(crate) enum Visited {
+    Inline(u128),
+    Heap(Vec<u64>),
+}
+
+impl Visited {
+    pub(crate) fn new(node_count: usize) -> Visited {
+        if node_count <= 128 {
+            Visited::Inline(0)
+        } else {
+            Visited::Heap(vec![0; node_count.div_ceil(64)])
+        }
+    }
+
+    /// Marks `id`; returns `true` when it was not marked before.
+    #[inline]
+    pub(crate) fn insert(&mut self, id: NodeId) -> bool {
+        let i = id.index();
+        match self {
+            Visited::Inline(bits) => {
+                let m = 1u128 << i;
+                let fresh = *bits & m == 0;
+                *bits |= m;
+                fresh
+            }
+            Visited::Heap(words) => {
+                let (w, m) = (i / 64, 1u64 << (i % 64));
+                let fresh = words[w] & m == 0;
+                words[w] |= m;
+                fresh
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

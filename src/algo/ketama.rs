@@ -23,11 +23,10 @@ use std::io::Write;
 use std::ops::ControlFlow;
 
 use crate::algo::builder::router_plumbing;
-use crate::algo::ring::{walk_clockwise, MAX_POINTS};
-use crate::algo::Visited;
+use crate::circle::{Circle, MAX_POINTS};
 use crate::error::{Error, Result};
 use crate::hash::md5_digest;
-use crate::node::{Node, NodeId, NodeSet};
+use crate::node::{Node, NodeId, NodeSet, Visited};
 use crate::Builder;
 
 /// Which real client's ketama to reproduce.
@@ -202,8 +201,7 @@ fn split_host_port(name: &str) -> (&str, u32) {
 pub struct Ketama {
     nodes: NodeSet,
     variant: KetamaVariant,
-    points: Vec<u32>,
-    owners: Vec<u32>,
+    circle: Circle<u32>,
     /// Nodes in name order (used to finish preference lists with nodes that own no point).
     by_name: Vec<u32>,
 }
@@ -286,7 +284,7 @@ impl Ketama {
         // Equal points: the node with the smaller name first (see the module docs).
         pairs.sort_unstable_by_key(|&(p, owner)| (p, rank[owner as usize]));
         let (points, owners) = pairs.into_iter().unzip();
-        Ok(Ketama { nodes, variant, points, owners, by_name })
+        Ok(Ketama { nodes, variant, circle: Circle::new(points, owners), by_name })
     }
 
     /// The key hash every variant uses: the first 4 bytes of `MD5(key)`, little-endian.
@@ -299,15 +297,10 @@ impl Ketama {
     /// Index of the point that owns hash `h`, with the variant's comparison, wrapping to 0.
     #[inline]
     pub fn point_index(&self, h: u32) -> usize {
-        let i = if self.variant.strictly_greater() {
-            self.points.partition_point(|&p| p <= h)
+        if self.variant.strictly_greater() {
+            self.circle.successor_after(h)
         } else {
-            self.points.partition_point(|&p| p < h)
-        };
-        if i == self.points.len() {
-            0
-        } else {
-            i
+            self.circle.successor(h)
         }
     }
 
@@ -317,23 +310,23 @@ impl Ketama {
     }
 
     fn heap_bytes(&self) -> usize {
-        (self.points.capacity() + self.owners.capacity() + self.by_name.capacity()) * 4
+        self.circle.heap_bytes() + self.by_name.capacity() * 4
     }
 
     /// The node owning a pre-computed 32-bit key hash ([`Ketama::key_hash`]).
     #[inline]
     pub fn route_hash32(&self, h: u32) -> NodeId {
-        NodeId::from_index(self.owners[self.point_index(h)])
+        self.circle.owner(self.point_index(h))
     }
 
     /// The continuum's points, ascending (equal points ordered by owner name).
     pub fn points(&self) -> &[u32] {
-        &self.points
+        self.circle.points()
     }
 
     /// The owner (node index) of each point, parallel to [`Ketama::points`].
     pub fn owners(&self) -> &[u32] {
-        &self.owners
+        self.circle.owners()
     }
 
     /// The variant this continuum reproduces.
@@ -376,7 +369,7 @@ router_plumbing!(Ketama, "ketama", no_hash64 {
         let mut seen = Visited::new(n);
         let mut produced = 0usize;
         let mut stopped = false;
-        walk_clockwise(&self.owners, self.point_index(Ketama::key_hash(key)), n, &mut |id| {
+        self.circle.walk_clockwise(self.point_index(Ketama::key_hash(key)), n, &mut |id| {
             seen.insert(id);
             produced += 1;
             let flow = visit(id);

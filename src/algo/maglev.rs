@@ -22,9 +22,9 @@
 use std::ops::ControlFlow;
 
 use crate::algo::builder::{hashed_router_basics, router_plumbing};
-use crate::algo::Visited;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
+use crate::node::Visited;
 use crate::node::{Node, NodeId, NodeSet};
 use crate::Builder;
 

@@ -16,44 +16,7 @@ pub(crate) mod slots;
 use std::ops::ControlFlow;
 
 use crate::mix::mix64;
-use crate::node::NodeId;
-
-/// Which nodes a preference walk has already produced. Inline for up to 128 nodes, a heap
-/// bitset beyond (one bit per node).
-pub(crate) enum Visited {
-    Inline(u128),
-    Heap(Vec<u64>),
-}
-
-impl Visited {
-    pub(crate) fn new(node_count: usize) -> Visited {
-        if node_count <= 128 {
-            Visited::Inline(0)
-        } else {
-            Visited::Heap(vec![0; node_count.div_ceil(64)])
-        }
-    }
-
-    /// Marks `id`; returns `true` when it was not marked before.
-    #[inline]
-    pub(crate) fn insert(&mut self, id: NodeId) -> bool {
-        let i = id.index();
-        match self {
-            Visited::Inline(bits) => {
-                let m = 1u128 << i;
-                let fresh = *bits & m == 0;
-                *bits |= m;
-                fresh
-            }
-            Visited::Heap(words) => {
-                let (w, m) = (i / 64, 1u64 << (i % 64));
-                let fresh = words[w] & m == 0;
-                words[w] |= m;
-                fresh
-            }
-        }
-    }
-}
+use crate::node::{NodeId, Visited};
 
 /// The preference list of the jump-like routers (jump, Memento, Anchor), which have no ring to
 /// walk: `route(h)`, then `route(mix64(h + i))` for i = 1..=4N skipping nodes already produced,

@@ -16,11 +16,11 @@ use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 
 use crate::algo::builder::{hashed_router_basics, router_plumbing};
-use crate::algo::Visited;
+use crate::circle::Circle;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::mix::mix64;
-use crate::node::{Node, NodeId, NodeSet};
+use crate::node::{Node, NodeId, NodeSet, Visited};
 use crate::Builder;
 
 /// The probe count the paper recommends for a peak-to-mean ratio of about 1.05.
@@ -53,8 +53,10 @@ pub struct MultiProbe {
     nodes: NodeSet,
     hasher: KeyHasher,
     probes: u32,
-    points: Vec<u64>,
-    owners: Vec<u32>,
+    /// One point per node, searched with plain `partition_point` (no index): the array is small
+    /// (N points), so that is as fast as any index here (the ring's index pays from ~1K points
+    /// on, see `ring::INDEX_MIN_POINTS`).
+    circle: Circle<u64>,
 }
 
 hashed_router_basics!(MultiProbe);
@@ -97,7 +99,7 @@ impl MultiProbe {
         pairs.sort_unstable();
         let points = pairs.iter().map(|p| p.0).collect();
         let owners = pairs.iter().map(|p| p.2).collect();
-        Ok(MultiProbe { nodes, hasher, probes, points, owners })
+        Ok(MultiProbe { nodes, hasher, probes, circle: Circle::new(points, owners) })
     }
 
     /// A new router with weight-1 `node` added: only keys whose best probe now lands on its
@@ -130,31 +132,23 @@ impl MultiProbe {
 
     /// The node points, sorted ascending.
     pub fn points(&self) -> &[u64] {
-        &self.points
+        self.circle.points()
     }
 
     /// Owner (node id as `u32`) of each point in [`points`](MultiProbe::points).
     pub fn owners(&self) -> &[u32] {
-        &self.owners
-    }
-
-    /// Index of the first point at or after `x`, wrapping to 0.
-    #[inline]
-    fn successor(&self, x: u64) -> usize {
-        // One point per node: the array is small (N points), so the plain `partition_point`
-        // search (`search::oracle`) is as fast as any index here (the ring's index pays from ~1K
-        // points on, see `ring::INDEX_MIN_POINTS`).
-        crate::search::oracle(&self.points, x)
+        self.circle.owners()
     }
 
     /// Index (into `points`) of the winning point for a key hash.
     #[inline]
     fn best_index(&self, hash: u64) -> usize {
+        let points = self.circle.points();
         let mut best = (u64::MAX, 0usize);
         for i in 0..self.probes {
             let x = probe(hash, i);
-            let s = self.successor(x);
-            let d = self.points[s].wrapping_sub(x);
+            let s = self.circle.successor(x);
+            let d = points[s].wrapping_sub(x);
             if d < best.0 || i == 0 {
                 best = (d, s);
             }
@@ -164,27 +158,28 @@ impl MultiProbe {
 
     #[inline]
     fn owner(&self, hash: u64) -> NodeId {
-        NodeId::from_index(self.owners[self.best_index(hash)])
+        self.circle.owner(self.best_index(hash))
     }
 
     fn heap_bytes(&self) -> usize {
-        self.points.capacity() * 8 + self.owners.capacity() * 4
+        self.circle.heap_bytes()
     }
 
     fn preference_from_hash(&self, hash: u64, visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
-        let n = self.points.len();
+        let points = self.circle.points();
+        let n = points.len();
         // Min-heap of (distance, probe index, steps taken, point index) cursors; each walks the
         // circle clockwise from its probe and stops after n points.
         let mut heap = BinaryHeap::with_capacity(self.probes as usize);
         for i in 0..self.probes {
             let x = probe(hash, i);
-            let s = self.successor(x);
-            heap.push(Reverse((self.points[s].wrapping_sub(x), i, 0usize, s, x)));
+            let s = self.circle.successor(x);
+            heap.push(Reverse((points[s].wrapping_sub(x), i, 0usize, s, x)));
         }
         let mut seen = Visited::new(self.nodes.len());
         let mut produced = 0;
         while let Some(Reverse((_, i, steps, s, x))) = heap.pop() {
-            let id = NodeId::from_index(self.owners[s]);
+            let id = self.circle.owner(s);
             if seen.insert(id) {
                 produced += 1;
                 if visit(id).is_break() || produced == self.nodes.len() {
@@ -193,7 +188,7 @@ impl MultiProbe {
             }
             if steps + 1 < n {
                 let next = if s + 1 == n { 0 } else { s + 1 };
-                heap.push(Reverse((self.points[next].wrapping_sub(x), i, steps + 1, next, x)));
+                heap.push(Reverse((points[next].wrapping_sub(x), i, steps + 1, next, x)));
             }
         }
     }
@@ -218,13 +213,13 @@ mod tests {
     /// nodes sorted by it (ties by ring position, as the merge produces them).
     fn naive_preference(r: &MultiProbe, hash: u64) -> Vec<u32> {
         let mut best: Vec<((u64, u32), usize)> = Vec::new();
-        for (pos, &p) in r.points.iter().enumerate() {
+        for (pos, &p) in r.points().iter().enumerate() {
             let b = (0..r.probes).map(|i| (p.wrapping_sub(probe(hash, i)), i)).min().unwrap();
             best.push((b, pos));
         }
         best.sort_unstable();
         let mut seen = std::collections::HashSet::new();
-        best.into_iter().map(|(_, pos)| r.owners[pos]).filter(|o| seen.insert(*o)).collect()
+        best.into_iter().map(|(_, pos)| r.owners()[pos]).filter(|o| seen.insert(*o)).collect()
     }
 
     fn router(n: usize, k: u32) -> MultiProbe {
@@ -288,7 +283,7 @@ mod tests {
             // Hashes whose probes are not special, but route_hash on values next to points and
             // on the circle's ends exercises the wrap-around.
             let r = router(n, k);
-            let p = r.points[pick % n];
+            let p = r.points()[pick % n];
             for h in [p, p.wrapping_sub(delta), p.wrapping_add(delta), 0, u64::MAX] {
                 prop_assert_eq!(r.owner(h).as_u32(), naive_preference(&r, h)[0]);
             }

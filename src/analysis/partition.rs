@@ -7,6 +7,7 @@
 //! replaces sampling noise with exact answers and costs O(points) instead of O(keys).
 
 use crate::algo::ring::Ring;
+use crate::circle::overlay;
 use crate::node::NodeSet;
 
 /// The circle `[0, 2^64)` as a sorted list of points; point `i` owns `(points[i-1], points[i]]`
@@ -107,36 +108,12 @@ impl Partition {
     }
 
     /// Visits the common refinement of two partitions: every maximal arc on which both have a
-    /// single owner, as `(length, owner in self, owner in other)`. O(P + Q).
+    /// single owner, as `(length, owner in self, owner in other)` ([`overlay`]; the arc that
+    /// wraps past 2^64 comes as two pieces). O(P + Q).
     fn overlay(&self, other: &Partition, mut f: impl FnMut(u128, u32, u32)) {
-        let (a, b) = (&self.points, &other.points);
-        let (mut ia, mut ib) = (0usize, 0usize);
-        let first = a[0].min(b[0]);
-        let last = a[a.len() - 1].max(b[b.len() - 1]);
-        let mut prev: Option<u64> = None;
-        loop {
-            let x = match (a.get(ia), b.get(ib)) {
-                (Some(&pa), Some(&pb)) => pa.min(pb),
-                (Some(&pa), None) => pa,
-                (None, Some(&pb)) => pb,
-                (None, None) => break,
-            };
-            // Owners of the arc ending at x: the first point >= x in each partition.
-            let oa = self.owners[if ia < a.len() { ia } else { 0 }];
-            let ob = other.owners[if ib < b.len() { ib } else { 0 }];
-            let len = match prev {
-                None => (1u128 << 64) + u128::from(first) - u128::from(last),
-                Some(p) => u128::from(x - p),
-            };
-            f(len, oa, ob);
-            prev = Some(x);
-            while ia < a.len() && a[ia] == x {
-                ia += 1;
-            }
-            while ib < b.len() && b[ib] == x {
-                ib += 1;
-            }
-        }
+        overlay((&self.points, &self.owners), (&other.points, &other.owners), u64::MAX, |start, end, oa, ob| {
+            f(u128::from(end) - u128::from(start) + 1, oa, ob);
+        });
     }
 
     /// Exactly how keys move from `self` to `other`, matching nodes by **name** (ids differ

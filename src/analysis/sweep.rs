@@ -24,6 +24,7 @@ use crate::analysis::rng::SplitMix64;
 use crate::analysis::stats::{median, quantile, supported_tail, Balance};
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
+use crate::migration::sampled_moves;
 use crate::node::{Node, NodeSet};
 use crate::router::{ParRouteBatch, Router};
 
@@ -633,22 +634,17 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// The builders' errors.
 pub fn sampled_movement(ra: &dyn Router, rb: &dyn Router, keys: usize, seed: u64) -> Movement {
     let (a, b) = (ra.nodes(), rb.nodes());
-    let to_a: Vec<Option<u32>> = b.iter().map(|(_, x)| a.id_of(x.name()).map(|id| id.as_u32())).collect();
     let gone: Vec<bool> = a.iter().map(|(_, x)| b.id_of(x.name()).is_none()).collect();
-    let (mut moved, mut lost) = (0u64, 0u64);
+    let mut lost = 0u64;
     let mut lost_to = vec![0u64; b.len()];
     let mut rng = SplitMix64::new(seed ^ 0x6D6F_7665);
-    for _ in 0..keys {
-        let k = rng.next_u64().to_le_bytes();
-        let (oa, ob) = (ra.route(&k).as_u32(), rb.route(&k).index());
-        if to_a[ob] != Some(oa) {
-            moved += 1;
-        }
-        if gone[oa as usize] {
+    let sample = (0..keys).map(|_| rng.next_u64().to_le_bytes());
+    let moved = sampled_moves(ra, rb, sample, |oa, ob| {
+        if gone[oa.index()] {
             lost += 1;
-            lost_to[ob] += 1;
+            lost_to[ob.index()] += 1;
         }
-    }
+    });
     Movement {
         moved: moved as f64 / keys.max(1) as f64,
         ideal: ideal_movement(&shares_by_name(a), &shares_by_name(b)),
