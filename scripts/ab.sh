@@ -110,7 +110,7 @@ else
         new_desc+=", clean)"
     fi
 fi
-base_desc="$(git -C "$root" log -1 --format='%h %s' "$base_sha")"
+base_desc="$(git -C "$root" log -1 --format='%h %s' "$base_sha" | cut -c1-80)"
 
 # --- 2. Harness crates and builds ------------------------------------------------------------
 # Writes stdin to $1 only when the content differs (unchanged files keep their mtime, so cargo
@@ -266,7 +266,7 @@ report="$(
     echo
     echo "- base: $base_desc (${base_sha:0:12}), worktree $wt"
     echo "- new:  $new_desc"
-    echo "- $rounds interleaved rounds (base, new, base, ...)$( ((quick)) && echo ', --quick')," \
+    echo "- rounds: $rounds, interleaved (base, new, base, new, ...)$( ((quick)) && echo ', --quick')," \
         "round times: ${round_times[*]} s"
     echo "- machine: ${cpu:-unknown CPU}, $(nproc) CPUs; $(date -u '+%Y-%m-%d %H:%M UTC');" \
         "load average $load_start at start, $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?') at end"
