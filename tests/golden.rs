@@ -7,49 +7,15 @@
 //! missing file is a failure, not a skip.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+
+#[path = "frozen/mod.rs"]
+mod frozen;
+use frozen::*;
 
 use hashroute::{
-    Anchor, Jump, Ketama, KetamaVariant, KeyHasher, Maglev, Memento, Modulo, MultiProbe, Node, NodeSet, RedisSlots,
+    Anchor, Jump, Ketama, KetamaVariant, KeyHasher, Maglev, Memento, Modulo, MultiProbe, NodeSet, RedisSlots,
     Rendezvous, Ring, Router,
 };
-
-fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
-}
-
-/// 512 text keys, the empty key, and 64 binary keys (all byte values appear).
-fn golden_keys() -> Vec<Vec<u8>> {
-    let mut keys: Vec<Vec<u8>> = (0..512).map(|i| format!("key-{i}").into_bytes()).collect();
-    keys.push(Vec::new());
-    keys.extend((0u16..64).map(|i| (0..(i % 17 + 1)).map(|j| (i * 37 + j * 101) as u8).collect()));
-    keys
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn check_or_write(name: &str, contents: &str) {
-    let path = golden_dir().join(format!("{name}.csv"));
-    if std::env::var_os("HASHROUTE_WRITE_GOLDEN").is_some() {
-        std::fs::create_dir_all(golden_dir()).unwrap();
-        std::fs::write(&path, contents).unwrap();
-        eprintln!("wrote {}", path.display());
-        return;
-    }
-    let frozen = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("golden file {} is missing ({e}); generate it with scripts/gen_golden.sh", path.display())
-    });
-    if frozen != contents {
-        let first = frozen.lines().zip(contents.lines()).position(|(a, b)| a != b);
-        panic!(
-            "routes of {name} changed (first differing line {:?}); a route change breaks the stability \
-             contract — if intended, bump the major version and regenerate with scripts/gen_golden.sh",
-            first.map(|i| i + 1)
-        );
-    }
-}
 
 fn routes_csv(router: &dyn Router) -> String {
     let mut out = String::from("key_hex,node\n");
@@ -57,14 +23,6 @@ fn routes_csv(router: &dyn Router) -> String {
         writeln!(out, "{},{}", hex(&key), router.node_name(router.route(&key))).unwrap();
     }
     out
-}
-
-fn cluster(n: usize) -> NodeSet {
-    NodeSet::from_names((0..n).map(|i| format!("10.0.0.{i}:6379"))).unwrap()
-}
-
-fn weighted_cluster() -> NodeSet {
-    NodeSet::new((0..6).map(|i| Node::new(format!("cache-{i}")).with_weight(f64::from(i + 1)))).unwrap()
 }
 
 /// Every frozen configuration: (file name, router).
@@ -190,12 +148,12 @@ fn hashers_are_frozen() {
             writeln!(out, "{},{seed},{},{:#018x}", h.name(), hex(key), h.hash(key)).unwrap();
         }
     }
-    check_or_write("hashers", &out);
+    check_or_write("hashers.csv", &out);
 }
 
 #[test]
 fn routes_are_frozen() {
     for (name, router) in routers() {
-        check_or_write(name, &routes_csv(&*router));
+        check_or_write(&format!("{name}.csv"), &routes_csv(&*router));
     }
 }

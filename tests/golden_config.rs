@@ -12,61 +12,16 @@
 //! `HASHROUTE_WRITE_GOLDEN=1`), never edited by hand; a missing file is a failure, not a skip.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+
+#[path = "frozen/mod.rs"]
+mod frozen;
+use frozen::*;
 
 use hashroute::{canonical_bytes, Inspect};
 use hashroute::{
     fingerprint, Algorithm, Anchor, Failover, Fingerprint, Jump, Ketama, KetamaVariant, KeyHasher, Maglev, Memento,
-    Modulo, MultiProbe, Node, NodeSet, RedisSlots, Rendezvous, Ring, Router, RouterSpec,
+    Modulo, MultiProbe, NodeSet, RedisSlots, Rendezvous, Ring, Router, RouterSpec,
 };
-
-fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
-}
-
-/// 512 text keys, the empty key, and 64 binary keys (all byte values appear). As in
-/// `tests/golden.rs`; only the config checks route keys.
-#[cfg(feature = "serde")]
-fn golden_keys() -> Vec<Vec<u8>> {
-    let mut keys: Vec<Vec<u8>> = (0..512).map(|i| format!("key-{i}").into_bytes()).collect();
-    keys.push(Vec::new());
-    keys.extend((0u16..64).map(|i| (0..(i % 17 + 1)).map(|j| (i * 37 + j * 101) as u8).collect()));
-    keys
-}
-
-/// Compares `contents` with the frozen `tests/golden/{file}` (or writes it when
-/// `HASHROUTE_WRITE_GOLDEN` is set) and returns the frozen text.
-fn check_or_write(file: &str, contents: &str) -> String {
-    let path = golden_dir().join(file);
-    if std::env::var_os("HASHROUTE_WRITE_GOLDEN").is_some() {
-        std::fs::create_dir_all(golden_dir()).unwrap();
-        std::fs::write(&path, contents).unwrap();
-        eprintln!("wrote {}", path.display());
-        return contents.to_owned();
-    }
-    let frozen = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!("golden file {} is missing ({e}); generate it with scripts/gen_golden.sh", path.display())
-    });
-    if frozen != contents {
-        let first = frozen.lines().zip(contents.lines()).position(|(a, b)| a != b);
-        panic!(
-            "{file} changed (first differing line {:?}, {} frozen lines, {} now); this breaks the stability \
-             contract — if intended, bump the major version and regenerate with scripts/gen_golden.sh",
-            first.map(|i| i + 1),
-            frozen.lines().count(),
-            contents.lines().count()
-        );
-    }
-    frozen
-}
-
-fn cluster(n: usize) -> NodeSet {
-    NodeSet::from_names((0..n).map(|i| format!("10.0.0.{i}:6379"))).unwrap()
-}
-
-fn weighted_cluster() -> NodeSet {
-    NodeSet::new((0..6).map(|i| Node::new(format!("cache-{i}")).with_weight(f64::from(i + 1)))).unwrap()
-}
 
 /// One row of `fingerprints.csv`.
 struct Row {

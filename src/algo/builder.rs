@@ -107,9 +107,8 @@ impl<R> Builder<R> {
     }
 }
 
-/// `X::builder()`, `X::from_names(..)` and `Builder<X>::hasher(..)` for routers that hash keys
-/// with a configurable [`KeyHasher`].
-macro_rules! hashed_router_basics {
+/// `X::builder()` and `X::from_names(..)` for every router.
+macro_rules! router_basics {
     ($($router:ident),* $(,)?) => {$(
         impl $router {
             /// A builder for this router (see [`Builder`](crate::Builder)).
@@ -117,7 +116,7 @@ macro_rules! hashed_router_basics {
                 crate::Builder::default()
             }
 
-            /// A router over weight-1 nodes named `names`, with the default options (xxh3).
+            /// A router over weight-1 nodes named `names`, with the default options.
             ///
             /// # Errors
             /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
@@ -129,6 +128,15 @@ macro_rules! hashed_router_basics {
                 $router::builder().nodes(names).build()
             }
         }
+    )*};
+}
+pub(crate) use router_basics;
+
+/// [`router_basics!`] plus `Builder<X>::hasher(..)`, for routers that hash keys with a
+/// configurable [`KeyHasher`].
+macro_rules! hashed_router_basics {
+    ($($router:ident),* $(,)?) => {$(
+        crate::algo::builder::router_basics!($router);
 
         impl crate::Builder<$router> {
             /// The key (and point) hasher; default xxh3 with seed 0.
@@ -142,19 +150,16 @@ macro_rules! hashed_router_basics {
 pub(crate) use hashed_router_basics;
 
 /// The [`Router`](crate::Router) methods every router writes the same way: its name, its
-/// nodes, `route` as its hash kernel applied to the hasher's output, `route_hash`, and
-/// `memory_bytes` as the struct plus its heap plus the node set. The router supplies
-/// `fn owner(&self, hash: u64) -> NodeId` and `fn heap_bytes(&self) -> usize`; the methods
-/// given in braces (batch kernels, preference lists) are written out in the router's file.
+/// nodes, `route` as its kernel applied to the key, and `memory_bytes` as the struct plus its
+/// heap plus the node set. The router supplies `fn heap_bytes(&self) -> usize` and either
+/// `fn owner(&self, hash: u64) -> NodeId` (then `route` hashes with `self.hasher` and
+/// `route_hash` is supported) or, with `no_hash64`, `fn route_key(&self, key: &[u8]) -> NodeId`
+/// for routers whose key hash is not 64 bits (Ketama's MD5 `u32`, Redis slots' CRC16; their
+/// `route_hash` keeps the trait's `Unsupported`). The methods given in braces (batch kernels,
+/// preference lists) are written out in the router's file.
 macro_rules! router_plumbing {
     ($router:ty, $name:literal { $($methods:tt)* }) => {
-        impl crate::Router for $router {
-            fn algorithm(&self) -> &'static str {
-                $name
-            }
-            fn nodes(&self) -> &crate::NodeSet {
-                &self.nodes
-            }
+        crate::algo::builder::router_plumbing!(@impl $router, $name {
             #[inline]
             fn route(&self, key: &[u8]) -> crate::NodeId {
                 self.owner(self.hasher.hash(key))
@@ -162,28 +167,25 @@ macro_rules! router_plumbing {
             fn route_hash(&self, hash: u64) -> crate::Result<crate::NodeId> {
                 Ok(self.owner(hash))
             }
-            fn memory_bytes(&self) -> usize {
-                std::mem::size_of::<Self>() - std::mem::size_of::<crate::NodeSet>()
-                    + self.heap_bytes()
-                    + self.nodes.memory_bytes()
+            $($methods)*
+        });
+    };
+    ($router:ty, $name:literal, no_hash64 { $($methods:tt)* }) => {
+        crate::algo::builder::router_plumbing!(@impl $router, $name {
+            #[inline]
+            fn route(&self, key: &[u8]) -> crate::NodeId {
+                self.route_key(key)
             }
             $($methods)*
-        }
+        });
     };
-    // Routers whose key hash is not 64 bits (Ketama's MD5 `u32`, Redis slots' CRC16): `route`
-    // is the router's `fn route_key(&self, key: &[u8]) -> NodeId`, and `route_hash` keeps the
-    // trait's `Unsupported` default.
-    ($router:ty, $name:literal, no_hash64 { $($methods:tt)* }) => {
+    (@impl $router:ty, $name:literal { $($methods:tt)* }) => {
         impl crate::Router for $router {
             fn algorithm(&self) -> &'static str {
                 $name
             }
             fn nodes(&self) -> &crate::NodeSet {
                 &self.nodes
-            }
-            #[inline]
-            fn route(&self, key: &[u8]) -> crate::NodeId {
-                self.route_key(key)
             }
             fn memory_bytes(&self) -> usize {
                 std::mem::size_of::<Self>() - std::mem::size_of::<crate::NodeSet>()

@@ -22,7 +22,7 @@
 use std::io::Write;
 use std::ops::ControlFlow;
 
-use crate::algo::builder::router_plumbing;
+use crate::algo::builder::{router_basics, router_plumbing};
 use crate::circle::{Circle, MAX_POINTS};
 use crate::error::{Error, Result};
 use crate::hash::md5_digest;
@@ -206,6 +206,8 @@ pub struct Ketama {
     by_name: Vec<u32>,
 }
 
+router_basics!(Ketama);
+
 impl Builder<Ketama> {
     /// Which client's continuum to reproduce (default [`KetamaVariant::Libketama`]).
     pub fn variant(mut self, variant: KetamaVariant) -> Builder<Ketama> {
@@ -224,23 +226,6 @@ impl Builder<Ketama> {
 }
 
 impl Ketama {
-    /// A builder (see [`Builder`]).
-    pub fn builder() -> Builder<Ketama> {
-        Builder::default()
-    }
-
-    /// A libketama continuum over weight-1 servers named `names`.
-    ///
-    /// # Errors
-    /// As [`NodeSet::from_names`] and [`Builder::<Ketama>::build`].
-    pub fn from_names<I>(names: I) -> Result<Ketama>
-    where
-        I: IntoIterator,
-        I::Item: AsRef<str>,
-    {
-        Ketama::builder().nodes(names).build()
-    }
-
     fn new(nodes: NodeSet, variant: KetamaVariant) -> Result<Ketama> {
         let n = nodes.len();
         let total = nodes.total_weight();

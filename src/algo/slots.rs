@@ -11,7 +11,7 @@
 
 use std::ops::{ControlFlow, RangeInclusive};
 
-use crate::algo::builder::router_plumbing;
+use crate::algo::builder::{router_basics, router_plumbing};
 use crate::error::{Error, Result};
 use crate::hash::crc16_xmodem;
 use crate::node::{Node, NodeId, NodeSet};
@@ -104,6 +104,8 @@ pub struct RedisSlots {
     table: Box<[u32]>,
 }
 
+router_basics!(RedisSlots);
+
 impl Builder<RedisSlots> {
     /// An explicit layout instead of redis-cli's: every slot must be covered by exactly one
     /// range, each naming its owner. Nodes may own no slot (an empty master is legal in Redis).
@@ -132,23 +134,6 @@ impl Builder<RedisSlots> {
 }
 
 impl RedisSlots {
-    /// A builder (see [`Builder`]).
-    pub fn builder() -> Builder<RedisSlots> {
-        Builder::default()
-    }
-
-    /// The redis-cli layout over weight-1 masters named `names`, in that order.
-    ///
-    /// # Errors
-    /// As [`NodeSet::from_names`] and [`Builder::<RedisSlots>::build`].
-    pub fn from_names<I>(names: I) -> Result<RedisSlots>
-    where
-        I: IntoIterator,
-        I::Item: AsRef<str>,
-    {
-        RedisSlots::builder().nodes(names).build()
-    }
-
     fn new(nodes: NodeSet) -> Result<RedisSlots> {
         if !nodes.all_unit_weight() {
             return Err(Error::Unsupported {
