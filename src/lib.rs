@@ -62,7 +62,7 @@
 #![warn(missing_docs)]
 
 mod algo;
-#[cfg(feature = "parallel")]
+#[cfg(feature = "analysis")]
 pub mod analysis;
 mod arch;
 mod circle;

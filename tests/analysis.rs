@@ -1,6 +1,6 @@
 //! Cross-checks of the analysis code on cases with exact answers, and exact-vs-sampled
 //! agreement on real routers.
-#![cfg(feature = "parallel")]
+#![cfg(feature = "analysis")]
 
 use hashroute::analysis::cache::{CacheSim, Lru};
 use hashroute::analysis::partition::Partition;

@@ -12,6 +12,7 @@
 //! - [`stats`], [`rng`]: quantiles, balance summaries, a frozen random generator.
 
 pub mod cache;
+pub mod closed_form;
 pub mod partition;
 pub mod recommend;
 pub mod rng;
