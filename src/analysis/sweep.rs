@@ -762,7 +762,8 @@ pub fn throughput(router: &dyn Router, keys: &[Vec<u8>], threads: usize, rounds:
 
 /// Keys copied into one contiguous buffer, as a client's request batch would hold them: timing
 /// keys scattered over the heap (one allocation each) measures the allocator's layout, not the
-/// router (a second thread then gains little, measured 1.13× against 1.97× with contiguous keys).
+/// router (the sweep's throughput table showed ring-v160 gaining 1.13× from a second thread
+/// while the criterion parallel bench, whose keys are contiguous, showed 1.97×).
 struct Contiguous {
     bytes: Vec<u8>,
     ends: Vec<usize>,
