@@ -151,6 +151,30 @@ impl Algorithm {
     pub fn takes_hasher(self) -> bool {
         !matches!(self, Algorithm::Ketama | Algorithm::Slots)
     }
+
+    /// Whether a membership change moves about the minimum (1/N of the keys). False for modulo
+    /// (almost every key moves) and for Redis slots rebuilt from a node list (a fresh
+    /// `redis-cli` layout shifts every range; a live cluster moves slots explicitly instead).
+    pub fn is_consistent(self) -> bool {
+        !matches!(self, Algorithm::Modulo | Algorithm::Slots)
+    }
+
+    /// Whether any node can be removed with only its keys moving. False for jump, which can
+    /// only drop its last bucket (and for modulo, where a removal moves almost everything).
+    pub fn removes_any_node(self) -> bool {
+        !matches!(self, Algorithm::Jump | Algorithm::Modulo)
+    }
+
+    /// Whether node weights change the share of keys (ring, Ketama, rendezvous, Maglev).
+    pub fn supports_weights(self) -> bool {
+        matches!(self, Algorithm::Ring | Algorithm::Ketama | Algorithm::Rendezvous | Algorithm::Maglev)
+    }
+
+    /// Whether the router has a preference list, so replicas and failover work (all but Redis
+    /// slots, where the cluster, not the client, decides failover).
+    pub fn has_preference_list(self) -> bool {
+        !matches!(self, Algorithm::Slots)
+    }
 }
 
 impl fmt::Display for Algorithm {

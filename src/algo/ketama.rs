@@ -97,7 +97,7 @@ impl KetamaVariant {
 
     /// Whether lookups take the first point strictly greater than the hash (Python's
     /// `bisect_right`) instead of the first point at or after it.
-    fn strictly_greater(self) -> bool {
+    pub(crate) fn strictly_greater(self) -> bool {
         matches!(self, KetamaVariant::Uhashring | KetamaVariant::PythonHashRing)
     }
 

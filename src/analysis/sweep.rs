@@ -9,21 +9,16 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::algo::anchor::Anchor;
-use crate::algo::jump::Jump;
 use crate::algo::ketama::{Ketama, KetamaVariant};
-use crate::algo::maglev::{Maglev, DEFAULT_TABLE_SIZE};
-use crate::algo::memento::Memento;
-use crate::algo::modulo::Modulo;
-use crate::algo::multiprobe::{MultiProbe, DEFAULT_PROBES};
-use crate::algo::rendezvous::Rendezvous;
+use crate::algo::maglev::Maglev;
+use crate::algo::multiprobe::MultiProbe;
 use crate::algo::ring::Ring;
 use crate::algo::slots::{RedisSlots, SLOTS};
+use crate::config::{Algorithm, RouterSpec};
 use crate::analysis::partition::{ideal_movement, shares_by_name, ModTable, Movement, Partition};
 use crate::analysis::rng::SplitMix64;
 use crate::analysis::stats::{median, quantile, supported_tail, Balance};
 use crate::error::{Error, Result};
-use crate::hash::KeyHasher;
 use crate::migration::sampled_moves;
 use crate::node::{Node, NodeSet};
 use crate::router::{ParRouteBatch, Router};
@@ -77,6 +72,8 @@ pub struct Candidate {
     pub sample_divisor: usize,
     /// Whether it can lose any node (false for jump, which only removes the last bucket).
     pub removes_any_node: bool,
+    /// The algorithm it configures.
+    pub algorithm: Algorithm,
 }
 
 impl std::fmt::Debug for Candidate {
@@ -108,174 +105,108 @@ pub fn weighted_ring_candidate(v: u32) -> Candidate {
 
 /// A ring candidate with `v` vnodes over `prepare(cluster)`: loads come exactly from its arcs.
 fn ring_on(name: String, family: &'static str, v: u32, prepare: fn(&NodeSet) -> Result<NodeSet>) -> Candidate {
-    let build = move |nodes: &NodeSet| -> Result<Ring> {
-        Ring::builder().vnodes(u64::from(v)).node_set(prepare(nodes)?).build()
-    };
-    Candidate {
-        name,
-        family,
-        vnodes: Some(v),
-        build: Arc::new(move |n| Ok(Box::new(build(n)?) as Box<dyn Router>)),
-        model: LoadModel::Partition(Arc::new(move |n| Ok(Partition::from_ring(&build(n)?)))),
-        consistent: true,
-        linear_lookup: false,
-        sample_divisor: 1,
-        removes_any_node: true,
+    let spec = RouterSpec::new(Algorithm::Ring).with_vnodes(u64::from(v));
+    let mut cand = Candidate::from_spec(name, family, spec);
+    let build = cand.build.clone();
+    cand.build = Arc::new(move |n| build(&prepare(n)?));
+    let model_build = cand.build.clone();
+    cand.model = LoadModel::Partition(Arc::new(move |n| partition_of(&*model_build(n)?)));
+    cand
+}
+
+impl Candidate {
+    /// The candidate for `spec`, with its load model and capabilities from the algorithm (the
+    /// one registry: [`Algorithm`] and [`RouterSpec`], as the CLI and the configs use them).
+    pub fn from_spec(name: String, family: &'static str, spec: RouterSpec) -> Candidate {
+        let algorithm = spec.algorithm;
+        let vnodes = match algorithm {
+            Algorithm::Ring => Some(spec.vnodes.map_or(crate::Ring::DEFAULT_VNODES, |v| v as u32)),
+            Algorithm::Ketama => Some(160),
+            _ => None,
+        };
+        let spec_for_build = spec.clone();
+        let build: BuildFn = Arc::new(move |n| spec_for_build.build(n.clone()));
+        let from_build = build.clone();
+        let model = match algorithm {
+            Algorithm::Ring | Algorithm::Ketama | Algorithm::Slots => {
+                LoadModel::Partition(Arc::new(move |n| partition_of(&*from_build(n)?)))
+            }
+            Algorithm::Maglev => LoadModel::Table(Arc::new(move |n| table_of(&*from_build(n)?))),
+            Algorithm::Modulo => LoadModel::Modulo,
+            Algorithm::Jump | Algorithm::Memento | Algorithm::Anchor => LoadModel::Sampled { names_matter: false },
+            _ => LoadModel::Sampled { names_matter: true },
+        };
+        Candidate {
+            name,
+            family,
+            vnodes,
+            build,
+            model,
+            consistent: algorithm.is_consistent(),
+            linear_lookup: algorithm == Algorithm::Rendezvous,
+            // Multi-probe's 21 searches per key make its lookups ~20x a ring's.
+            sample_divisor: if algorithm == Algorithm::MultiProbe { 4 } else { 1 },
+            removes_any_node: algorithm.removes_any_node(),
+            algorithm,
+        }
     }
 }
 
-/// Every router configuration the sweep, the report and the recommendation measure. **Adding
-/// an algorithm is one entry here.**
+/// The exact circle partition of a router whose keys fall on arcs (ring, Ketama, Redis slots).
+///
+/// # Errors
+/// [`Error::Unsupported`] for any other router.
+pub fn partition_of(router: &dyn Router) -> Result<Partition> {
+    let any: &dyn std::any::Any = router;
+    if let Some(r) = any.downcast_ref::<Ring>() {
+        return Ok(Partition::from_ring(r));
+    }
+    if let Some(k) = any.downcast_ref::<Ketama>() {
+        let strict = k.variant().strictly_greater();
+        return Ok(Partition::from_u32_points(k.nodes().clone(), k.points(), k.owners().to_vec(), strict));
+    }
+    if let Some(r) = any.downcast_ref::<RedisSlots>() {
+        let table: Vec<u32> = (0..SLOTS).map(|s| r.slot_owner(s).as_u32()).collect();
+        return Ok(Partition::from_slots(r.nodes().clone(), &table));
+    }
+    Err(Error::Unsupported { algorithm: router.algorithm(), operation: "exact arc loads" })
+}
+
+/// The exact `hash mod M` table of a Maglev router.
+///
+/// # Errors
+/// [`Error::Unsupported`] for any other router.
+pub fn table_of(router: &dyn Router) -> Result<ModTable> {
+    let any: &dyn std::any::Any = router;
+    match any.downcast_ref::<Maglev>() {
+        Some(m) => Ok(ModTable::new(m.nodes().clone(), m.table().to_vec())),
+        None => Err(Error::Unsupported { algorithm: router.algorithm(), operation: "an exact lookup table" }),
+    }
+}
+
+/// Every router configuration the sweep, the report and the recommendation measure, built from
+/// [`RouterSpec`]s. **Adding an algorithm is one entry here** (plus its [`Algorithm`] variant).
 pub fn candidates() -> Vec<Candidate> {
-    let mut out = vec![Candidate {
-        name: "modulo".into(),
-        family: "modulo",
-        vnodes: None,
-        build: Arc::new(|n| {
-            Ok(Box::new(Modulo::builder().node_set(n.clone()).hasher(KeyHasher::default()).build()?) as Box<dyn Router>)
-        }),
-        model: LoadModel::Modulo,
-        consistent: false,
-        linear_lookup: false,
-        sample_divisor: 1,
-        removes_any_node: true,
-    }];
+    let spec = |a: Algorithm| RouterSpec::new(a);
+    let named = |name: &str, family: &'static str, s: RouterSpec| Candidate::from_spec(name.into(), family, s);
+    let mut out = vec![named("modulo", "modulo", spec(Algorithm::Modulo))];
     out.extend(RING_VNODES.iter().map(|&v| ring_candidate(v)));
     out.push(weighted_ring_candidate(160));
-    out.push(Candidate {
-        name: "jump".into(),
-        family: "jump",
-        vnodes: None,
-        build: Arc::new(|n| {
-            Ok(Box::new(Jump::builder().node_set(n.clone()).hasher(KeyHasher::default()).build()?) as Box<dyn Router>)
-        }),
-        model: LoadModel::Sampled { names_matter: false },
-        consistent: true,
-        linear_lookup: false,
-        sample_divisor: 1,
-        removes_any_node: false,
+    out.push(named("jump", "jump", spec(Algorithm::Jump)));
+    out.push(named("ketama", "ketama", spec(Algorithm::Ketama).with_ketama_variant(KetamaVariant::Libketama)));
+    out.push(named("rendezvous", "rendezvous", spec(Algorithm::Rendezvous)));
+    out.push(named("slots", "slots", spec(Algorithm::Slots)));
+    out.push(named("maglev", "maglev", spec(Algorithm::Maglev).with_table_size(Maglev::DEFAULT_TABLE_SIZE)));
+    out.push(named("multiprobe", "multiprobe", spec(Algorithm::MultiProbe).with_probes(MultiProbe::DEFAULT_PROBES)));
+    let mut anchor = named("anchor", "anchor", spec(Algorithm::Anchor));
+    // A fixed capacity, so a resize keeps it (as a deployment would): the sweep's 2000-node
+    // clusters fit; bigger clusters get 2N rounded up.
+    anchor.build = Arc::new(|n| {
+        let capacity = ANCHOR_CAPACITY.max((2 * n.len()).next_power_of_two() as u32);
+        RouterSpec::new(Algorithm::Anchor).with_capacity(capacity).build(n.clone())
     });
-    out.push(Candidate {
-        name: "ketama".into(),
-        family: "ketama",
-        vnodes: Some(160),
-        build: Arc::new(|n| {
-            Ok(Box::new(Ketama::builder().node_set(n.clone()).variant(KetamaVariant::Libketama).build()?)
-                as Box<dyn Router>)
-        }),
-        model: LoadModel::Partition(Arc::new(|n| {
-            let k = Ketama::builder().node_set(n.clone()).variant(KetamaVariant::Libketama).build()?;
-            // libketama: a key belongs to the first point >= its hash.
-            Ok(Partition::from_u32_points(n.clone(), k.points(), k.owners().to_vec(), false))
-        })),
-        consistent: true,
-        linear_lookup: false,
-        sample_divisor: 1,
-        removes_any_node: true,
-    });
-    out.push(Candidate {
-        name: "rendezvous".into(),
-        family: "rendezvous",
-        vnodes: None,
-        build: Arc::new(|n| {
-            Ok(Box::new(Rendezvous::builder().node_set(n.clone()).hasher(KeyHasher::default()).build()?)
-                as Box<dyn Router>)
-        }),
-        model: LoadModel::Sampled { names_matter: true },
-        consistent: true,
-        linear_lookup: true,
-        sample_divisor: 1,
-        removes_any_node: true,
-    });
-    out.push(Candidate {
-        name: "slots".into(),
-        family: "slots",
-        vnodes: None,
-        build: Arc::new(|n| Ok(Box::new(RedisSlots::builder().node_set(n.clone()).build()?) as Box<dyn Router>)),
-        model: LoadModel::Partition(Arc::new(|n| {
-            let r = RedisSlots::builder().node_set(n.clone()).build()?;
-            let table: Vec<u32> = (0..SLOTS).map(|s| r.slot_owner(s).as_u32()).collect();
-            Ok(Partition::from_slots(n.clone(), &table))
-        })),
-        consistent: false,
-        linear_lookup: false,
-        sample_divisor: 1,
-        removes_any_node: true,
-    });
-    out.push(Candidate {
-        name: "maglev".into(),
-        family: "maglev",
-        vnodes: None,
-        build: Arc::new(|n| {
-            Ok(Box::new(
-                Maglev::builder()
-                    .node_set(n.clone())
-                    .hasher(KeyHasher::default())
-                    .table_size(DEFAULT_TABLE_SIZE)
-                    .build()?,
-            ) as Box<dyn Router>)
-        }),
-        model: LoadModel::Table(Arc::new(|n| {
-            let m = Maglev::builder()
-                .node_set(n.clone())
-                .hasher(KeyHasher::default())
-                .table_size(DEFAULT_TABLE_SIZE)
-                .build()?;
-            Ok(ModTable::new(n.clone(), m.table().to_vec()))
-        })),
-        consistent: true,
-        linear_lookup: false,
-        sample_divisor: 1,
-        removes_any_node: true,
-    });
-    out.push(Candidate {
-        name: "multiprobe".into(),
-        family: "multiprobe",
-        vnodes: None,
-        build: Arc::new(|n| {
-            Ok(Box::new(
-                MultiProbe::builder()
-                    .node_set(n.clone())
-                    .hasher(KeyHasher::default())
-                    .probes(DEFAULT_PROBES)
-                    .build()?,
-            ) as Box<dyn Router>)
-        }),
-        model: LoadModel::Sampled { names_matter: true },
-        consistent: true,
-        linear_lookup: false,
-        sample_divisor: 4,
-        removes_any_node: true,
-    });
-    out.push(Candidate {
-        name: "anchor".into(),
-        family: "anchor",
-        vnodes: None,
-        build: Arc::new(|n| {
-            let capacity = ANCHOR_CAPACITY.max((2 * n.len()).next_power_of_two() as u32);
-            Ok(Box::new(Anchor::builder().node_set(n.clone()).hasher(KeyHasher::default()).capacity(capacity).build()?)
-                as Box<dyn Router>)
-        }),
-        model: LoadModel::Sampled { names_matter: false },
-        consistent: true,
-        linear_lookup: false,
-        sample_divisor: 1,
-        removes_any_node: true,
-    });
-    out.push(Candidate {
-        name: "memento".into(),
-        family: "memento",
-        vnodes: None,
-        build: Arc::new(|n| {
-            Ok(Box::new(Memento::builder().node_set(n.clone()).hasher(KeyHasher::default()).build()?)
-                as Box<dyn Router>)
-        }),
-        model: LoadModel::Sampled { names_matter: false },
-        consistent: true,
-        linear_lookup: false,
-        sample_divisor: 1,
-        removes_any_node: true,
-    });
+    out.push(anchor);
+    out.push(named("memento", "memento", spec(Algorithm::Memento)));
     out
 }
 
@@ -488,7 +419,7 @@ fn points_per_cluster(cand: &Candidate, n: usize) -> u64 {
 fn cell_plan(cand: &Candidate, n: usize, cfg: &SweepConfig) -> (usize, usize) {
     match cand.model {
         LoadModel::Partition(_) => (cfg.exact_clusters(cfg.clusters, points_per_cluster(cand, n), cfg.min_clusters), 0),
-        LoadModel::Table(_) => (cfg.exact_clusters(cfg.clusters, DEFAULT_TABLE_SIZE, cfg.min_clusters), 0),
+        LoadModel::Table(_) => (cfg.exact_clusters(cfg.clusters, Maglev::DEFAULT_TABLE_SIZE, cfg.min_clusters), 0),
         LoadModel::Modulo => (1, 0),
         LoadModel::Sampled { names_matter } => {
             let base = if cand.linear_lookup {
@@ -682,7 +613,7 @@ pub fn movement_cell(cand: &Candidate, resize: &Resize, cfg: &SweepConfig) -> Re
             (cfg.movement_clusters.min(cap).max(2), 0)
         }
         LoadModel::Table(_) => {
-            let cap = (cfg.movement_point_budget / (2 * DEFAULT_TABLE_SIZE)) as usize;
+            let cap = (cfg.movement_point_budget / (2 * Maglev::DEFAULT_TABLE_SIZE)) as usize;
             (cfg.movement_clusters.min(cap).max(2), 0)
         }
         LoadModel::Modulo => (1, 0),
@@ -836,6 +767,7 @@ mod tests {
 
     #[test]
     fn jump_growth_moves_keys_only_to_the_new_bucket() {
+        use crate::{Jump, KeyHasher};
         let names = cluster_names(2, 11);
         let a = Jump::builder()
             .node_set(NodeSet::from_names(&names[..10]).unwrap())
