@@ -13,11 +13,11 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use hashroute::analysis::cache::{CacheSim, CacheTimeline};
-use hashroute::analysis::recommend::{self, DEFAULT_MAX_LOAD};
 use hashroute::analysis::sweep::{
     balance_cell, candidates, cluster_names, lookup_ns, movement_cell, resizes, ring_candidate, sample_keys,
     throughput, BalanceCell, Candidate, MovementCell, Resize, SweepConfig, NODE_COUNTS,
 };
+use hashroute::analysis::{recommend, Recommendation, Request};
 use hashroute::NodeSet;
 use indicatif::{ProgressBar, ProgressStyle};
 use report::{line_chart, md_table, write_csv, Axes, Machine, Series};
@@ -204,11 +204,13 @@ fn main() {
     bar.finish_and_clear();
 
     // 6. Recommendation (from the sweep's cells, on the vnode grid).
-    let lk: Vec<(String, usize, f64)> = lookups.iter().map(|(c, n, s, _)| (c.clone(), *n, *s)).collect();
-    let recs: Vec<recommend::Recommendation> = run
+    let recs: Vec<Recommendation> = run
         .node_counts
         .iter()
-        .filter_map(|&n| recommend::from_cells(n, DEFAULT_MAX_LOAD, &balance, &lk).ok())
+        .filter_map(|&n| {
+            let req = Request::for_node_count(n).seed(run.cfg.seed).measure_lookup(false);
+            recommend(&if quick { req.smoke() } else { req }).ok()
+        })
         .collect();
 
     let claims = claims(&balance, &claim_cells, &movement, &lookups, head_n);
@@ -384,40 +386,23 @@ fn claims(
     out
 }
 
-fn recommendation_table(recs: &[recommend::Recommendation], run: &Run) -> String {
-    let mut s = format!(
-        "recommendation ({} sweep): balance target = tail over random clusters of max/mean <= {DEFAULT_MAX_LOAD:.2}\n",
-        run.mode
-    );
-    let _ = writeln!(
-        s,
-        "{:>6}  {:<12} {:>9} {:>12} {:>10}  {:<14}  how sure",
-        "nodes", "smallest V", "tail", "memory B", "lookup ns", "cheapest"
-    );
+fn recommendation_table(recs: &[Recommendation], run: &Run) -> String {
+    let mut s = format!("recommendation ({} sweep): the ring's V per balance target, and the answer\n", run.mode);
+    let _ = writeln!(s, "{:>7}  {:>7}  {:<12} {:<22} how sure", "nodes", "target", "ring", "answer");
     for r in recs {
-        let (v, tail, mem, ns, sure) = match &r.ring {
-            Some(x) => (
-                format!("ring V={}", x.vnodes.unwrap_or(0)),
-                format!("{} {:.3}", x.balance.tail, x.balance.tail_max_over_mean),
-                x.balance.memory_bytes.to_string(),
-                x.lookup_ns.map_or("-".into(), |n| format!("{n:.1}")),
-                format!("exact loads, {} clusters", x.balance.clusters),
-            ),
-            None => (format!("> {}", r.searched_up_to), "-".into(), "-".into(), "-".into(), "no grid V met it".into()),
-        };
-        let _ = writeln!(
-            s,
-            "{:>6}  {:<12} {:>9} {:>12} {:>10}  {:<14}  {}",
-            r.node_count,
-            v,
-            tail,
-            mem,
-            ns,
-            r.cheapest.clone().unwrap_or_else(|| "-".into()),
-            sure
-        );
+        for a in &r.answers {
+            let _ = writeln!(
+                s,
+                "{:>7}  {:>7.2}  {:<12} {:<22} {}",
+                r.node_count,
+                a.max_load,
+                format!("V={}", a.ring.vnodes.unwrap_or(0)),
+                a.cheapest.clone().unwrap_or_else(|| "-".into()),
+                a.ring.evidence
+            );
+        }
     }
-    s.push_str("(cheapest = least memory, then fastest lookup, among consistent routers meeting the target; jump cannot\n remove an arbitrary node. `hashroute recommend --node-count N` runs the same code with bisection on V.)");
+    s.push_str("(answer = least memory, then fastest lookup, among consistent routers that can remove any node and meet\n the target; `hashroute recommend --node-count N` shows every verdict and takes constraints.)");
     s
 }
 
@@ -430,7 +415,7 @@ fn write_outputs(
     movement: &[MovementCell],
     tput: &[(String, usize, f64)],
     cache: &[(String, CacheTimeline)],
-    recs: &[recommend::Recommendation],
+    recs: &[Recommendation],
     claims: &[Claim],
     elapsed: f64,
 ) -> Result<(), String> {

@@ -224,6 +224,15 @@ fn malformed_calls_fail_with_one_line() {
         (vec!["recommend", "--node-count", "8", "--max-load", "NaN"], b"", "max load: NaN"),
         (vec!["recommend", "--node-count", "8", "--max-load", "ten"], b"", "--max-load"),
         (vec!["recommend", "--node-count", "8", "--algo", "ring"], b"", "unexpected argument '--algo'"),
+        (vec!["recommend", "--node-count", "8", "--max-load", "1.05,0.9"], b"", "max load: 0.9"),
+        (vec!["recommend", "--node-count", "8", "--require", "fast"], b"", "unknown requirement \"fast\""),
+        (vec!["recommend", "--node-count", "8", "--compatible-with", "twemproxy"], b"", "unknown system \"twemproxy\""),
+        (vec!["recommend", "--node-count", "8", "--max-lookup-ns", "-1"], b"", "max lookup ns"),
+        (vec!["recommend", "--node-count", "2000000"], b"", "node count: 2000000"),
+        (vec!["recommend", "--nodes-file", &missing], b"", "no-such-file"),
+        (vec!["recommend", "--nodes-file", &extra_field], b"", "unexpected field"),
+        (vec!["recommend", "--nodes-file", &weighted, "--grow", "-2"], b"", "--grow"),
+        (vec!["recommend", "--nodes-file", &weighted, "--node-count", "3"], b"", "cannot be used with"),
         (vec!["reroute", "k"], b"", "unrecognized subcommand 'reroute'"),
         (vec![], b"", "missing subcommand"),
     ];
@@ -987,11 +996,10 @@ fn fingerprint_ignores_node_order_but_not_weights() {
 }
 
 /// `recommend` in smoke mode (`HASHROUTE_QUICK=1`) prints exactly the library's recommendation
-/// for the same sweep sizes.
+/// for the same request.
 #[test]
 fn recommend_prints_the_library_recommendation() {
-    use hashroute::analysis::recommend::{recommend, RecommendOptions};
-    use hashroute::analysis::sweep::SweepConfig;
+    use hashroute::analysis::{recommend, Request};
     let out = Command::new(BIN)
         .args(["recommend", "--node-count", "8", "--max-load", "1.15"])
         .env("HASHROUTE_QUICK", "1")
@@ -1001,12 +1009,8 @@ fn recommend_prints_the_library_recommendation() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && stderr.is_empty(), "{stderr}");
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(stdout.starts_with("8 nodes, target: tail over random clusters of max/mean <= 1.15"), "{stdout}");
-    assert!(stdout.contains("cheapest consistent router meeting the target: "), "{stdout}");
-    let opts = RecommendOptions {
-        config: SweepConfig { clusters: 20, point_budget: 100_000, sample_keys: 10_000, ..SweepConfig::quick() },
-        measure_lookup: false,
-        ..RecommendOptions::default()
-    };
-    assert_eq!(stdout, recommend(8, 1.15, &opts).unwrap().to_string());
+    assert!(stdout.starts_with("recommendation for random clusters of 8 nodes"), "{stdout}");
+    assert!(stdout.contains("answer: "), "{stdout}");
+    let request = Request::for_node_count(8).targets(&[1.15]).smoke();
+    assert_eq!(stdout, recommend(&request).unwrap().to_string());
 }

@@ -8,10 +8,11 @@
 //! (shape `k = (N·V + 1) / (N − 1)`, scale `1/k`; `k → ∞` at N = 1, where X = 1 exactly): it is
 //! the classic "Gamma(V)/V" estimate with the finite-N correction, and it is what Beta tends to
 //! for large N. The busiest of N nodes is then treated as the maximum of N independent draws, so
-//! its `q`-quantile over random clusters is `F⁻¹(q^(1/N))` — the loads' weak negative
-//! correlation (they sum to N) makes the true tail slightly lighter, so the estimate errs on
-//! the side of more vnodes. `tests/recommend.rs` checks it against exact arc loads over a grid of
-//! N and V.
+//! its `q`-quantile over random clusters is `F⁻¹(q^(1/N))`. `tests/recommend.rs` checks it against
+//! exact arc loads over a grid of N and V: the excess over the mean agrees within 15% for
+//! N ≥ 10; for very few nodes the loads' fixed sum makes the busiest one heavier than independent
+//! draws at the median (0.69 of the exact excess at N = 3, V = 100), while the p90 agrees. The
+//! recommendation only aims with it and then confirms on exact loads.
 
 use statrs::distribution::{ContinuousCDF, Gamma};
 

@@ -14,10 +14,10 @@ use crate::algo::maglev::Maglev;
 use crate::algo::multiprobe::MultiProbe;
 use crate::algo::ring::Ring;
 use crate::algo::slots::{RedisSlots, SLOTS};
-use crate::config::{Algorithm, RouterSpec};
 use crate::analysis::partition::{ideal_movement, shares_by_name, ModTable, Movement, Partition};
 use crate::analysis::rng::SplitMix64;
 use crate::analysis::stats::{median, quantile, supported_tail, Balance};
+use crate::config::{Algorithm, RouterSpec};
 use crate::error::{Error, Result};
 use crate::migration::sampled_moves;
 use crate::node::{Node, NodeSet};
@@ -371,10 +371,12 @@ pub struct BalanceCell {
     pub memory_bytes: usize,
     /// Median build time in nanoseconds.
     pub build_ns: f64,
+    /// Every cluster's max/mean, for other quantiles than `tail`.
+    pub cluster_maxes: Vec<f64>,
 }
 
 /// Per-cluster balance of one candidate on one cluster, plus its build time when built.
-fn cluster_balance(cand: &Candidate, nodes: &NodeSet, keys: usize, seed: u64) -> Result<(Balance, f64)> {
+pub(crate) fn cluster_balance(cand: &Candidate, nodes: &NodeSet, keys: usize, seed: u64) -> Result<(Balance, f64)> {
     match &cand.model {
         LoadModel::Partition(f) => {
             let t = Instant::now();
@@ -476,6 +478,7 @@ pub fn balance_cell(cand: &Candidate, n: usize, cfg: &SweepConfig) -> Result<Bal
         noise_std_pct: if keys > 0 { 100.0 * ((n as f64 - 1.0) / keys as f64).sqrt() } else { 0.0 },
         memory_bytes: router.memory_bytes(),
         build_ns: median(&build_ns),
+        cluster_maxes: maxes,
     })
 }
 

@@ -1,34 +1,58 @@
-//! `hashroute recommend`: which algorithm and how many vnodes for a cluster size, from the same
-//! code as the benchmark sweep.
+//! `hashroute recommend`: which algorithm and how many vnodes for a cluster, from the same code
+//! as the benchmark sweep.
 
 use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
 
 use clap::Args;
-use hashroute::analysis::recommend::{recommend, RecommendOptions, DEFAULT_MAX_LOAD};
-use hashroute::analysis::sweep::SweepConfig;
+use hashroute::analysis::{recommend, Request, Requirement};
 
 use crate::failure::Failure;
+use crate::router_args::read_nodes_file;
 
-/// Environment variable that shrinks the sweep to a smoke run (as the benchmarks'
+/// Environment variable that shrinks the run to a smoke test (as the benchmarks'
 /// `HASHROUTE_QUICK`): set to anything but empty or `0`.
 const QUICK_ENV: &str = "HASHROUTE_QUICK";
 
-/// Which algorithm (and how many ring vnodes) balances N nodes within --max-load
+/// Which algorithm (and how many ring vnodes) keeps the busiest node within --max-load of the
+/// mean, for random clusters of --node-count nodes or for your own --nodes-file
 ///
-/// Prints the smallest ring vnode count whose busiest node stays within --max-load of the mean
-/// (a tail quantile over random clusters), every other algorithm's verdict, and the cheapest
-/// consistent router that meets the target: the benchmark sweep's recommendation, from the same
-/// code. Takes seconds (quick sweep); --full runs the published sweep sizes (minutes);
-/// HASHROUTE_QUICK=1 shrinks it to a smoke run (no lookup timing).
+/// For each target: the ring's vnode count, aimed with a closed-form estimate and confirmed on
+/// exact arc loads (the tail quantile over random clusters that their count supports, or the
+/// exact loads of your cluster and its spread after --grow), then every other algorithm's
+/// verdict under your constraints and the cheapest one that meets them all. Seconds for up to a
+/// few thousand nodes; --full (the benchmark's HASHROUTE_FULL sizes) takes minutes.
 #[derive(Args, Debug)]
 pub(crate) struct RecommendArgs {
-    /// Cluster size to recommend for (1 to 1000000)
-    #[arg(long, value_name = "N")]
-    node_count: usize,
-    /// Balance target: largest acceptable busiest-node load over the mean load (above 1.0)
-    #[arg(long, value_name = "RATIO", default_value_t = DEFAULT_MAX_LOAD)]
-    max_load: f64,
-    /// Run the benchmark's full sweep sizes instead of the quick one (slower, tighter tails)
+    /// Random clusters of N nodes (1 to 1000000)
+    #[arg(long, value_name = "N", required_unless_present = "nodes_file", conflicts_with = "nodes_file")]
+    node_count: Option<usize>,
+    /// Your cluster: one `NAME [WEIGHT]` per line (libketama's server file); loads are exact
+    #[arg(long, value_name = "FILE")]
+    nodes_file: Option<PathBuf>,
+    /// Balance targets: largest acceptable busiest-node load over the mean, comma-separated
+    #[arg(long, value_name = "RATIOS", default_value = "1.05,1.10,1.25,1.50")]
+    max_load: String,
+    /// Capabilities every answer needs: remove-any, weights, replicas (comma-separated), or none
+    #[arg(long, value_name = "LIST", default_value = "remove-any")]
+    require: String,
+    /// Only routers placing keys exactly like this system: ketama, libketama, uhashring,
+    /// libmemcached, spymemcached, python-hash-ring, redis-slots, maglev-envoy
+    #[arg(long, value_name = "NAME")]
+    compatible_with: Option<String>,
+    /// Largest router memory allowed, in bytes
+    #[arg(long, value_name = "BYTES")]
+    max_memory: Option<u64>,
+    /// Slowest single-key lookup allowed, in ns (measured on this machine)
+    #[arg(long, value_name = "NS")]
+    max_lookup_ns: Option<f64>,
+    /// Seed of the random clusters, keys and grown nodes
+    #[arg(long, value_name = "S", default_value_t = 0x5EED)]
+    seed: u64,
+    /// With --nodes-file: how the cluster will grow (node counts and percentages)
+    #[arg(long, value_name = "LIST", default_value = "1,25%")]
+    grow: String,
+    /// The benchmark's full sizes (HASHROUTE_FULL): more clusters, higher quantiles, minutes
     #[arg(long)]
     full: bool,
 }
@@ -38,17 +62,40 @@ fn quick_env() -> bool {
     std::env::var(QUICK_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-pub(crate) fn run(args: RecommendArgs) -> Result<(), Failure> {
-    let mut opts = RecommendOptions::default();
-    if args.full {
-        opts.config = SweepConfig::full();
-    } else if quick_env() {
-        // Sized like the benchmark's smoke sweep: enough clusters for a p90/p99 verdict on
-        // small clusters, no lookup timing.
-        opts.config = SweepConfig { clusters: 20, point_budget: 100_000, sample_keys: 10_000, ..SweepConfig::quick() };
-        opts.measure_lookup = false;
+/// Parses `1.05,1.10` into ratios.
+fn parse_targets(text: &str) -> Result<Vec<f64>, Failure> {
+    text.split(',')
+        .map(|t| {
+            t.trim().parse::<f64>().map_err(|_| Failure::msg(format!("--max-load: {t:?} is not a number (e.g. 1.10)")))
+        })
+        .collect()
+}
+
+impl RecommendArgs {
+    fn request(&self) -> Result<Request, Failure> {
+        let mut req = match (&self.nodes_file, self.node_count) {
+            (Some(path), _) => Request::for_nodes(read_nodes_file(path)?),
+            (None, Some(n)) => Request::for_node_count(n),
+            (None, None) => return Err(Failure::msg("give --node-count N or --nodes-file FILE")),
+        };
+        let requirements = Requirement::parse_list(&self.require).map_err(|e| Failure::context("--require", e))?;
+        req = req.targets(&parse_targets(&self.max_load)?).require(&requirements).seed(self.seed).full(self.full);
+        req = req.grow(&self.grow).map_err(|e| Failure::context("--grow", e))?;
+        if let Some(c) = &self.compatible_with {
+            req = req.compatible_with(c);
+        }
+        if let Some(m) = self.max_memory {
+            req = req.max_memory(m);
+        }
+        if let Some(ns) = self.max_lookup_ns {
+            req = req.max_lookup_ns(ns);
+        }
+        Ok(if quick_env() { req.smoke() } else { req })
     }
-    let recommendation = recommend(args.node_count, args.max_load, &opts)?;
+}
+
+pub(crate) fn run(args: RecommendArgs) -> Result<(), Failure> {
+    let recommendation = recommend(&args.request()?)?;
     let mut out = BufWriter::new(io::stdout().lock());
     write!(out, "{recommendation}")?;
     out.flush()?;
