@@ -1,6 +1,6 @@
 //! Rendezvous hot path: every kernel path on the same routers, in one run.
 //!
-//! Ids: `rendezvous/<scalar|portable|avx2|avx512|weighted>/<nodes>` for 10, 100 and 1000
+//! Ids: `rendezvous/<portable|avx2|avx512|weighted>/<nodes>` for 10, 100 and 1000
 //! nodes. Each iteration routes a fixed batch of pre-hashed keys (`route_hash`), so the time
 //! per element is the scoring cost per key without the key hash; divide by the node count for
 //! the cost per node scored. Paths this CPU lacks are skipped with a message.
@@ -56,7 +56,7 @@ fn bench(c: &mut Criterion) {
             .build()
             .unwrap();
         for isa in Isa::ALL {
-            let Ok(r) = base.with_isa(isa) else {
+            let Ok(r) = hashroute::internals::rendezvous_with_isa(&base, isa) else {
                 eprintln!("SKIPPED: rendezvous/{}/{n} (this CPU lacks it)", isa.name());
                 continue;
             };

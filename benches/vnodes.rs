@@ -991,7 +991,9 @@ fn performance_targets() -> String {
         build_ms.map_or("—".into(), |v| if v <= 100.0 { "met" } else { "not met" }.into()),
     ]);
     // The path a 100-node router takes (dispatch depends on the node count).
-    let isa = hashroute::Rendezvous::from_names((0..100).map(|i| format!("n{i}"))).expect("100 names").isa();
+    let isa = hashroute::internals::rendezvous_isa(
+        &hashroute::Rendezvous::from_names((0..100).map(|i| format!("n{i}"))).expect("100 names"),
+    );
     let hrw = get("rendezvous", isa.name(), "100").map(|ns| ns / 256.0 / 100.0);
     rows.push(vec![
         format!("rendezvous ns per node scored, 100 nodes ({} path)", isa.name()),

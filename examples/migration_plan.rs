@@ -2,7 +2,7 @@
 //!
 //! `cargo run --example migration_plan`
 
-use hashroute::migration::{plan, plan_rings, sampled_fraction};
+use hashroute::migration::{plan, sampled_fraction};
 use hashroute::{Node, Result, Ring};
 
 fn main() -> Result<()> {
@@ -10,7 +10,7 @@ fn main() -> Result<()> {
     let before = Ring::builder().vnodes(8).nodes(&names).build()?;
     let after = before.with_node(Node::new("10.0.0.9:6379"))?;
 
-    let exact = plan_rings(&before, &after)?;
+    let exact = plan(&before, &after)?;
     // Display prints the summary, the per-node table and every moving range.
     print!("{exact}");
 

@@ -128,5 +128,19 @@ pub mod internals {
     pub use crate::algo::ring::INDEX_MIN_POINTS;
     pub use crate::arch::Isa;
     pub use crate::hash::{crc16_xmodem, md5_digest, murmur3_x64_128, murmur3_x86_32};
+    pub use crate::migration::{plan_ketama, plan_points, plan_rings, plan_slots, PointSet};
+
+    /// The same rendezvous router on an explicit SIMD path (benchmarks and tests).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`](crate::Error::Unsupported) when this CPU lacks `isa`.
+    pub fn rendezvous_with_isa(r: &crate::Rendezvous, isa: Isa) -> crate::Result<crate::Rendezvous> {
+        r.with_isa(isa)
+    }
+
+    /// The SIMD path a rendezvous router's unweighted kernel runs on.
+    pub fn rendezvous_isa(r: &crate::Rendezvous) -> Isa {
+        r.isa()
+    }
     pub use crate::search::{branchless, branchless_batch, oracle, Eytzinger, Radix, Tree, BATCH, LEAF, NODE};
 }

@@ -101,7 +101,7 @@ fn routers(n: usize) -> Vec<(String, Box<dyn Router>)> {
     ];
     let hrw = Rendezvous::builder().node_set(set()).hasher(KeyHasher::default()).build().unwrap();
     for isa in Isa::ALL {
-        match hrw.with_isa(isa) {
+        match hashroute::internals::rendezvous_with_isa(&hrw, isa) {
             Ok(r) => out.push((format!("rendezvous-{}", isa.name()), Box::new(r))),
             Err(_) => eprintln!("SKIPPED: rendezvous {} path (this CPU lacks it)", isa.name()),
         }

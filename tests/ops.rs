@@ -2,7 +2,8 @@
 //! topology placement over several routers, frozen fingerprints.
 
 use hashroute::canonical_bytes;
-use hashroute::migration::{plan, plan_ketama, plan_rings, plan_sampled, plan_slots, sampled_fraction, KeySpace};
+use hashroute::internals::{plan_ketama, plan_rings, plan_slots};
+use hashroute::migration::{plan, plan_sampled, sampled_fraction, KeySpace};
 use hashroute::{
     fingerprint, replicas_with_policy, Error, Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeSet,
     PlacementPolicy, RedisSlots, Ring, Router,

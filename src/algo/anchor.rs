@@ -159,10 +159,10 @@ impl Anchor {
     /// [`Error::DuplicateNode`], [`Error::EmptyNodeName`] (as [`NodeSet::with_node`]);
     /// [`Error::Unsupported`] for a weight other than 1.
     pub fn with_node(&self, node: Node) -> Result<Anchor> {
-        if node.weight() != 1.0 {
+        let nodes = self.nodes.with_node(node)?;
+        if !nodes.all_unit_weight() {
             return Err(Error::Unsupported { algorithm: "anchor", operation: "weighted nodes" });
         }
-        let nodes = self.nodes.with_node(node)?;
         let mut next = Anchor { nodes, ..self.clone() };
         let Some(b) = next.R.pop() else {
             return Err(Error::InvalidParameter {

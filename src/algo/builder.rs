@@ -91,18 +91,22 @@ impl<R> Builder<R> {
         self
     }
 
-    /// Uses an already validated node set (replacing any nodes added so far).
+    /// Uses an already validated node set (replacing any nodes added so far); nodes added
+    /// after it are appended to it.
     pub fn node_set(mut self, set: NodeSet) -> Builder<R> {
         self.set = Some(set);
         self.nodes.clear();
         self
     }
 
-    /// The node set: the one given, or the nodes added, validated ([`NodeSet::new`]).
+    /// The node set: the one given plus the nodes added after it, validated ([`NodeSet::new`]
+    /// for the added ones).
     pub(crate) fn take_nodes(&mut self) -> Result<NodeSet> {
+        let added = std::mem::take(&mut self.nodes);
         match self.set.take() {
-            Some(set) => Ok(set),
-            None => NodeSet::new(std::mem::take(&mut self.nodes)),
+            Some(set) if added.is_empty() => Ok(set),
+            Some(set) => NodeSet::new(set.iter().map(|(_, n)| n.clone()).chain(added)),
+            None => NodeSet::new(added),
         }
     }
 }

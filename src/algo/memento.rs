@@ -147,10 +147,10 @@ impl Memento {
     /// [`Error::DuplicateNode`], [`Error::EmptyNodeName`] (as [`NodeSet::with_node`]);
     /// [`Error::Unsupported`] for a weight other than 1.
     pub fn with_node(&self, node: Node) -> Result<Memento> {
-        if node.weight() != 1.0 {
+        let nodes = self.nodes.with_node(node)?;
+        if !nodes.all_unit_weight() {
             return Err(Error::Unsupported { algorithm: "memento", operation: "weighted nodes" });
         }
-        let nodes = self.nodes.with_node(node)?;
         let new_id = (nodes.len() - 1) as u32;
         let mut next = Memento { nodes, ..self.clone() };
         let bucket = next.last_removed;

@@ -7,7 +7,7 @@
 use std::ops::ControlFlow;
 
 use crate::algo::builder::{hashed_router_basics, router_plumbing};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::{Node, NodeId, NodeSet};
 use crate::Builder;
@@ -26,13 +26,21 @@ impl Builder<Modulo> {
     /// Builds the router.
     ///
     /// # Errors
-    /// The [`NodeSet::new`] errors.
+    /// The [`NodeSet::new`] errors; [`Error::Unsupported`] for weighted nodes (modulo would
+    /// silently ignore the weights).
     pub fn build(mut self) -> Result<Modulo> {
-        Ok(Modulo { nodes: self.take_nodes()?, hasher: self.hasher })
+        Modulo::new(self.take_nodes()?, self.hasher)
     }
 }
 
 impl Modulo {
+    fn new(nodes: NodeSet, hasher: KeyHasher) -> Result<Modulo> {
+        if !nodes.all_unit_weight() {
+            return Err(Error::Unsupported { algorithm: "modulo", operation: "weighted nodes" });
+        }
+        Ok(Modulo { nodes, hasher })
+    }
+
     /// The hasher in use.
     pub fn hasher(&self) -> KeyHasher {
         self.hasher
@@ -41,16 +49,15 @@ impl Modulo {
     /// A new router with `node` appended (moves about N/(N+1) of the keys).
     ///
     /// # Errors
-    /// As [`NodeSet::with_node`].
+    /// As [`NodeSet::with_node`]; [`Error::Unsupported`] for a weight other than 1.
     pub fn with_node(&self, node: Node) -> Result<Modulo> {
-        Ok(Modulo { nodes: self.nodes.with_node(node)?, hasher: self.hasher })
+        Modulo::new(self.nodes.with_node(node)?, self.hasher)
     }
 
     /// A new router without the node named `name` (the nodes after it shift down one index).
     ///
     /// # Errors
-    /// [`Error::UnknownNode`](crate::Error::UnknownNode), [`Error::NoNodes`](crate::Error::NoNodes)
-    /// for the last node.
+    /// [`Error::UnknownNode`], [`Error::NoNodes`] for the last node.
     pub fn without_node(&self, name: &str) -> Result<Modulo> {
         Ok(Modulo { nodes: self.nodes.without_node(name)?, hasher: self.hasher })
     }

@@ -30,9 +30,7 @@ pub mod sweep;
 pub use cache::{CacheSim, CacheTimeline};
 pub use closed_form::{ring_tail, ring_vnodes_for};
 pub use partition::Movement;
-pub use recommend::{
-    recommend, GrowSpread, Recommendation, Request, Requirement, TargetAnswer, Verdict, DEFAULT_TARGETS,
-};
+pub use recommend::{recommend, GrowSpread, Recommendation, Request, Requirement, TargetAnswer, Verdict};
 pub use stats::Balance;
 
 use crate::error::Result;

@@ -28,9 +28,7 @@ use crate::config::{Algorithm, RouterSpec};
 use crate::error::{Error, Result};
 use crate::node::{Node, NodeSet};
 
-/// The default balance targets: the busiest node's load over the mean at most 5%, 10%, 25% and
-/// 50% above it (the tail quantile over random clusters, or the exact value for a node list).
-pub const DEFAULT_TARGETS: [f64; 4] = [1.05, 1.10, 1.25, 1.50];
+const DEFAULT_TARGETS: [f64; 4] = [1.05, 1.10, 1.25, 1.50];
 
 const MAX_NODE_COUNT: usize = 1_000_000;
 const COMPATIBLE_NAMES: &str = "ketama (libketama), uhashring, libmemcached, spymemcached, python-hash-ring, \
@@ -132,6 +130,11 @@ enum Grow {
 }
 
 impl Request {
+    /// The default balance targets: the busiest node's load over the mean at most 5%, 10%, 25%
+    /// and 50% above it (the tail quantile over random clusters, or the exact value for a node
+    /// list).
+    pub const DEFAULT_TARGETS: [f64; 4] = DEFAULT_TARGETS;
+
     fn new(cluster: Cluster) -> Request {
         Request {
             cluster,
@@ -158,7 +161,7 @@ impl Request {
         Request::new(Cluster::Nodes(nodes))
     }
 
-    /// The balance targets (max/mean ratios above 1; default [`DEFAULT_TARGETS`]).
+    /// The balance targets (max/mean ratios above 1; default [`Request::DEFAULT_TARGETS`]).
     pub fn targets(mut self, targets: &[f64]) -> Request {
         self.targets = targets.to_vec();
         self

@@ -177,12 +177,14 @@ impl Kernels {
     /// Scan position of the first maximum of `mix64(key ^ h)` over non-empty `hashes`.
     #[inline]
     pub(crate) fn argmax_mix64(self, hashes: &[u64], key: u64) -> usize {
+        debug_assert!(!hashes.is_empty(), "rendezvous kernel over no nodes");
         dispatch!(self, argmax::<false>(hashes, key), generic::argmax_blocks(hashes, |h| crate::mix::mix64(key ^ h)))
     }
 
     /// Scan position of the first maximum of `xorshift_mult64(key ^ h)` over non-empty `hashes`.
     #[inline]
     pub(crate) fn argmax_go(self, hashes: &[u64], key: u64) -> usize {
+        debug_assert!(!hashes.is_empty(), "rendezvous kernel over no nodes");
         dispatch!(
             self,
             argmax::<true>(hashes, key),

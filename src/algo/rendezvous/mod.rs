@@ -151,8 +151,7 @@ impl Rendezvous {
     ///
     /// # Errors
     /// [`Error::Unsupported`] when this CPU cannot run `isa`.
-    #[doc(hidden)]
-    pub fn with_isa(&self, isa: Isa) -> Result<Rendezvous> {
+    pub(crate) fn with_isa(&self, isa: Isa) -> Result<Rendezvous> {
         let kernel = Kernels::new(isa)
             .ok_or(Error::Unsupported { algorithm: "rendezvous", operation: "a SIMD path this CPU lacks" })?;
         Ok(Rendezvous { kernel, ..self.clone() })
@@ -162,8 +161,7 @@ impl Rendezvous {
     /// process's path, portable instead of AVX2 below 64 nodes, unless set by
     /// [`with_isa`](Rendezvous::with_isa)). Weighted routers score in scalar code whatever this
     /// says.
-    #[doc(hidden)]
-    pub fn isa(&self) -> Isa {
+    pub(crate) fn isa(&self) -> Isa {
         self.kernel.isa()
     }
 

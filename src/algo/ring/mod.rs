@@ -112,8 +112,9 @@ impl Ring {
         Ring { nodes, hasher, vnodes, circle, collisions, layout }
     }
 
-    /// The same ring searched with `layout`: a clone with only the index rebuilt (O(P / 16) for
-    /// the tree and the radix index). Routes do not change.
+    /// The same ring searched with `layout`: a clone of the points and owners (O(P) time and
+    /// memory) with the index rebuilt for `layout` (O(P / 16) for the tree and the radix index).
+    /// Routes do not change.
     pub fn with_layout(&self, layout: Layout) -> Ring {
         let mut ring = self.clone();
         ring.layout = layout;

@@ -39,7 +39,7 @@ pub(crate) struct AlgoArgs {
     /// [default: xxh3; md5 for ketama; crc16 for slots]
     #[arg(long = "hash", value_name = "NAME")]
     hash: Option<String>,
-    /// KeyHasher seed, decimal or 0x hex (murmur3 takes 32 bits; md5 and crc16 none) [default: 0]
+    /// Hasher seed, decimal or 0x hex (murmur3 takes 32 bits; md5 and crc16 none) [default: 0]
     #[arg(long, value_name = "S", value_parser = parse_u64_arg)]
     seed: Option<u64>,
     /// Ketama only: libketama, uhashring, libmemcached, spymemcached, python-hash-ring
