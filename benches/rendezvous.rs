@@ -1,6 +1,6 @@
 //! Rendezvous hot path: every kernel path on the same routers, in one run.
 //!
-//! Ids: `rendezvous/<scalar|portable|avx2|avx512|weighted>/<nodes>` for 10, 100 and 1000
+//! Ids: `rendezvous/<scalar|portable|avx2|avx512|weighted>/<nodes>` for 100 and 1000 (and 10 in the full suite)
 //! nodes. Each iteration routes a fixed batch of pre-hashed keys (`route_hash`), so the time
 //! per element is the scoring cost per key without the key hash; divide by the node count for
 //! the cost per node scored. Paths this CPU lacks are skipped with a message.
