@@ -317,6 +317,10 @@ pub fn line_chart(path: &Path, title: &str, axes: &Axes<'_>, series: &[Series]) 
     // there (unlabelled ticks would be noise); `log_grid` draws lines at the labelled values.
     mesh.x_labels(axes.categories.map_or(if axes.log_x { 60 } else { 10 }, |c| c.len() * 2 + 1));
     mesh.y_labels(if axes.log_y { 60 } else { 10 });
+    if axes.categories.is_some() {
+        // Light lines between categories would suggest values between them.
+        mesh.max_light_lines(0);
+    }
     if axes.log_x {
         mesh.disable_x_mesh().set_tick_mark_size(LabelAreaPosition::Bottom, 0);
     }
