@@ -1,15 +1,15 @@
 //! Maglev, multi-probe, MementoHash and bounded loads: lookups, builds and membership changes.
 //!
 //! Ids `group/variant/size`: `beyond-route/<algo>-single/<nodes>`, `beyond-build/<algo>/<nodes>`,
-//! `beyond-build/<memento|anchor>-remove/<nodes>`, `beyond-bounded/assign-eps<ε>/<nodes>`. `HASHROUTE_QUICK=1`
-//! runs two sizes with a short measurement.
+//! `beyond-build/<memento|anchor>-remove/<nodes>`, `beyond-bounded/assign-eps<ε>/<nodes>`. Quick and plain
+//! `cargo bench` run two sizes, `HASHROUTE_FULL=1` four (benches/common/mod.rs).
 
 // `criterion_group!` generates an undocumented `pub fn benches`.
 #![allow(missing_docs)]
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{keys16, quick, short};
+use common::{keys16, mode, slow};
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -18,11 +18,7 @@ use hashroute::{Anchor, BoundedLoads, Jump, KeyHasher, Maglev, Memento, MultiPro
 const KEYS: usize = 4096;
 
 fn sizes() -> &'static [usize] {
-    if quick() {
-        &[100, 1_000]
-    } else {
-        &[10, 100, 1_000, 10_000]
-    }
+    mode().pick(&[100, 1_000], &[100, 1_000], &[10, 100, 1_000, 10_000])
 }
 
 fn set(n: usize) -> NodeSet {
@@ -31,7 +27,6 @@ fn set(n: usize) -> NodeSet {
 
 fn route(c: &mut Criterion) {
     let mut g = c.benchmark_group("beyond-route");
-    short(&mut g);
     g.throughput(Throughput::Elements(KEYS as u64));
     let owned = keys16(KEYS, 11);
     let mut out = vec![NodeId::default(); KEYS];
@@ -97,8 +92,7 @@ fn route(c: &mut Criterion) {
 
 fn build(c: &mut Criterion) {
     let mut g = c.benchmark_group("beyond-build");
-    short(&mut g);
-    g.sample_size(10);
+    slow(&mut g);
     for &n in sizes() {
         let s = set(n);
         g.bench_with_input(BenchmarkId::new("maglev-65537", n), &n, |b, _| {
@@ -137,8 +131,7 @@ fn build(c: &mut Criterion) {
 
 fn bounded(c: &mut Criterion) {
     let mut g = c.benchmark_group("beyond-bounded");
-    short(&mut g);
-    g.sample_size(10);
+    slow(&mut g);
     let owned = keys16(KEYS, 13);
     g.throughput(Throughput::Elements(KEYS as u64));
     for &n in sizes() {
@@ -158,5 +151,5 @@ fn bounded(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, route, build, bounded);
+criterion_group! { name = benches; config = common::criterion(); targets = route, build, bounded }
 criterion_main!(benches);

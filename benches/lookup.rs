@@ -1,15 +1,15 @@
 //! Search kernels over sorted points, jump SIMD vs scalar, and ring build time.
 //!
 //! Ids: `lookup/<kernel>/<points>`, `jump/<scalar|simd>/<buckets>`, `build/<points>`.
-//! `HASHROUTE_QUICK=1` runs fewer sizes with a short measurement (CI-size); the 16M size only
-//! runs outside quick mode.
+//! Sizes and times per mode (benches/common/mod.rs): quick and plain `cargo bench` run three ring
+//! sizes, `HASHROUTE_FULL=1` all five (the 16M size only there).
 
 // criterion's macros generate undocumented functions.
 #![allow(missing_docs)]
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{hashes, quick, short};
+use common::{hashes, mode, slow};
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -22,11 +22,11 @@ use rand_pcg::Pcg64;
 const KEYS: usize = 4096;
 
 fn sizes() -> Vec<usize> {
-    if quick() {
-        vec![16_000, 160_000, 1_600_000]
-    } else {
-        vec![1_600, 16_000, 160_000, 1_600_000, 16_000_000]
-    }
+    mode().pick(
+        vec![16_000, 160_000, 1_600_000],
+        vec![16_000, 160_000, 1_600_000],
+        vec![1_600, 16_000, 160_000, 1_600_000, 16_000_000],
+    )
 }
 
 fn sorted_points(n: usize, seed: u64) -> Vec<u64> {
@@ -38,7 +38,6 @@ fn sorted_points(n: usize, seed: u64) -> Vec<u64> {
 
 fn lookup(c: &mut Criterion) {
     let mut g = c.benchmark_group("lookup");
-    short(&mut g);
     g.throughput(Throughput::Elements(KEYS as u64));
     for n in sizes() {
         let points = sorted_points(n, 1);
@@ -83,11 +82,10 @@ fn lookup(c: &mut Criterion) {
 
 fn jump_bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("jump");
-    short(&mut g);
     g.throughput(Throughput::Elements(KEYS as u64));
     let ks = hashes(KEYS, 3);
     let mut out = vec![0u32; KEYS];
-    let buckets: &[u32] = if quick() { &[1000] } else { &[10, 1000, 100_000] };
+    let buckets: &[u32] = mode().pick(&[1000], &[1000, 100_000], &[10, 1000, 100_000]);
     for &n in buckets {
         g.bench_with_input(BenchmarkId::new("scalar", n), &n, |b, &n| {
             b.iter(|| {
@@ -106,9 +104,8 @@ fn jump_bench(c: &mut Criterion) {
 
 fn build(c: &mut Criterion) {
     let mut g = c.benchmark_group("build");
-    short(&mut g);
-    g.sample_size(10);
-    let points: &[usize] = if quick() { &[160_000, 1_600_000] } else { &[160_000, 1_600_000, 16_000_000] };
+    slow(&mut g);
+    let points: &[usize] = mode().pick(&[160_000, 1_600_000], &[160_000, 1_600_000], &[160_000, 1_600_000, 16_000_000]);
     for &p in points {
         let nodes: Vec<String> = (0..p / 160).map(|i| format!("node-{i}")).collect();
         g.throughput(Throughput::Elements(p as u64));
@@ -128,7 +125,7 @@ fn build(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default();
+    config = common::criterion();
     targets = lookup, jump_bench, build
 }
 criterion_main!(benches);

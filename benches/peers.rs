@@ -5,8 +5,10 @@
 //!
 //! Peers do not report their memory, so this bench counts live heap bytes with a wrapping
 //! global allocator (the only `unsafe` here: forwarding to `System`). Writes
-//! `results/peers.csv` and `results/peers.md` (which `benches/vnodes.rs` pulls into the
-//! report). `HASHROUTE_QUICK=1` shrinks it; under `cargo test --benches` it is a smoke test.
+//! `peers.csv` and `peers.md` to the report folder (`target/hashroute-report/`, or `results/`
+//! from scripts/report.sh), which `benches/vnodes` pulls into the report. Plain `cargo bench`
+//! and `HASHROUTE_QUICK=1` use 200 nodes, `HASHROUTE_FULL=1` 1000; under `cargo test --benches`
+//! it is a smoke test (benches/common/mod.rs).
 
 #[path = "report/mod.rs"]
 mod report;
@@ -327,19 +329,13 @@ fn peers() -> Vec<Entry> {
 }
 
 fn main() {
-    let smoke = !report::is_bench_run();
-    let quick = smoke || report::quick_mode();
-    // consistent_hash_ring builds in O(points²)-like time (≈ 15 s at 1000 × 160), so quick runs use 200 nodes.
-    let n = if smoke {
-        50
-    } else if quick {
-        200
-    } else {
-        N
-    };
+    let mode = report::common::mode();
+    let smoke = mode == report::common::Mode::Smoke;
+    // consistent_hash_ring builds in O(points²)-like time (≈ 15 s at 1000 × 160), so shorter runs use 200 nodes.
+    let n = mode.pick4(50, 200, 200, N);
     let names = cluster_names(0x9EE5, n);
-    let keys = sample_keys(if quick { 20_000 } else { 200_000 }, 3);
-    let few = &keys[..if quick { 1_000 } else { 5_000 }];
+    let keys = sample_keys(mode.pick(20_000, 100_000, 200_000), 3);
+    let few = &keys[..mode.pick(1_000, 2_000, 5_000)];
     let base: Vec<(Measured, &str)> = baselines()
         .iter()
         .map(|(name, per, b)| (measure(b, &names, if name.contains("Rendezvous") { few } else { &keys }, name), *per))
@@ -419,5 +415,6 @@ fn main() {
             &rows,
         );
         let _ = std::fs::write(dir.join("peers.md"), &md);
+        eprintln!("peers: wrote peers.csv and peers.md to {}", dir.display());
     }
 }

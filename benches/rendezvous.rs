@@ -1,25 +1,26 @@
 //! Rendezvous hot path: every kernel path on the same routers, in one run.
 //!
-//! Ids: `rendezvous/<portable|avx2|avx512|weighted>/<nodes>` for 10, 100 and 1000
-//! nodes. Each iteration routes a fixed batch of pre-hashed keys (`route_hash`), so the time
+//! Ids: `rendezvous/<portable|avx2|avx512|weighted>/<nodes>` for 100 and 1000 nodes (and 10 in
+//! the full suite). Each iteration routes a fixed batch of pre-hashed keys (`route_hash`), so the time
 //! per element is the scoring cost per key without the key hash; divide by the node count for
 //! the cost per node scored. Paths this CPU lacks are skipped with a message.
 //!
-//! `HASHROUTE_QUICK=1` shortens warm-up and measurement for smoke runs on a busy machine; compare
-//! paths by their ratios within one run, not against numbers from another run.
+//! Plain `cargo bench` and `HASHROUTE_QUICK=1` run 100 and 1000 nodes with short measurements,
+//! `HASHROUTE_FULL=1` all three sizes (benches/common/mod.rs); compare paths by their ratios
+//! within one run, not against numbers from another run.
 
 // criterion_group! generates an undocumented public fn.
 #![allow(missing_docs)]
 
+#[path = "common/mod.rs"]
+mod common;
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hashroute::internals::Isa;
 use hashroute::{KeyHasher, Node, NodeSet, Rendezvous, Router};
 
 const KEYS: usize = 256;
-const SIZES: [usize; 3] = [10, 100, 1000];
 
 fn key_hashes() -> Vec<u64> {
     // SplitMix64 sequence: fixed, well spread key hashes.
@@ -48,7 +49,8 @@ fn bench(c: &mut Criterion) {
     let keys = key_hashes();
     let mut group = c.benchmark_group("rendezvous");
     group.throughput(Throughput::Elements(KEYS as u64));
-    for n in SIZES {
+    let sizes: &[usize] = common::mode().pick(&[100, 1000], &[100, 1000], &[10, 100, 1000]);
+    for &n in sizes {
         let names = (0..n).map(|i| format!("node-{i}"));
         let base = Rendezvous::builder()
             .node_set(NodeSet::from_names(names).unwrap())
@@ -71,14 +73,5 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-fn config() -> Criterion {
-    let c = Criterion::default();
-    if std::env::var_os("HASHROUTE_QUICK").is_some_and(|v| v == "1") {
-        c.warm_up_time(Duration::from_millis(200)).measurement_time(Duration::from_millis(500)).sample_size(10)
-    } else {
-        c
-    }
-}
-
-criterion_group! { name = benches; config = config(); targets = bench }
+criterion_group! { name = benches; config = common::criterion(); targets = bench }
 criterion_main!(benches);

@@ -1,14 +1,14 @@
 //! End-to-end routing (hash + lookup) and rayon scaling.
 //!
 //! Ids: `route/<router>-<single|batch>/<nodes>`, `route/ring-<layout>-batch/<points>`,
-//! `parallel/<threads>/<keys>`. `HASHROUTE_QUICK=1` runs fewer sizes with a short measurement.
+//! `parallel/<threads>/<keys>`. Sizes and times per mode: benches/common/mod.rs.
 
 // criterion's macros generate undocumented functions.
 #![allow(missing_docs)]
 
 #[path = "common/mod.rs"]
 mod common;
-use common::{keys16, quick, short};
+use common::{keys16, mode};
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -23,12 +23,11 @@ fn names(n: usize) -> Vec<String> {
 
 fn route(c: &mut Criterion) {
     let mut g = c.benchmark_group("route");
-    short(&mut g);
     g.throughput(Throughput::Elements(KEYS as u64));
     let owned = keys16(KEYS, 7);
     let ks: Vec<&[u8]> = owned.iter().map(|k| &k[..]).collect();
     let mut out = vec![NodeId::default(); KEYS];
-    let node_counts: &[usize] = if quick() { &[1_000, 10_000] } else { &[10, 100, 1_000, 10_000, 100_000] };
+    let node_counts: &[usize] = mode().pick(&[1_000, 10_000], &[1_000, 10_000], &[10, 100, 1_000, 10_000, 100_000]);
     for &n in node_counts {
         let ring = Ring::builder().vnodes(160).nodes(names(n)).build().unwrap();
         let points = ring.points().len();
@@ -73,9 +72,8 @@ fn route(c: &mut Criterion) {
 
 fn parallel(c: &mut Criterion) {
     let mut g = c.benchmark_group("parallel");
-    short(&mut g);
     let ring = Ring::builder().vnodes(160).nodes(names(10_000)).build().unwrap();
-    let sizes: &[usize] = if quick() { &[4_096, 1 << 20] } else { &[1_024, 4_096, 65_536, 1 << 20] };
+    let sizes: &[usize] = mode().pick(&[4_096, 1 << 20], &[4_096, 1 << 20], &[1_024, 4_096, 65_536, 1 << 20]);
     for &n in sizes {
         let owned = keys16(n, 9);
         let ks: Vec<&[u8]> = owned.iter().map(|k| &k[..]).collect();
@@ -94,5 +92,5 @@ fn parallel(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, route, parallel);
+criterion_group! { name = benches; config = common::criterion(); targets = route, parallel }
 criterion_main!(benches);

@@ -1,9 +1,12 @@
 //! Reader throughput of a [`SharedRouter`] while a writer swaps routers, against an
 //! `RwLock<Arc<Ring>>` and a plain `&Ring` (no swapping possible) as baselines.
 //!
-//! `cargo bench --bench shared`; `HASHROUTE_QUICK=1` for a short smoke run (small ring, 0.2 s
-//! per case). Output: one line per case, `shared/<handle>/<swap mode>/<readers>` and million
+//! `cargo bench --bench shared`: 1000 nodes, 0.5 s per case; `HASHROUTE_QUICK=1` a short smoke
+//! run (100 nodes, 0.2 s per case); `HASHROUTE_FULL=1` 2 s per case (benches/common/mod.rs). Output: one line per case, `shared/<handle>/<swap mode>/<readers>` and million
 //! routes per second summed over reader threads.
+
+#[path = "common/mod.rs"]
+mod common;
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -115,10 +118,15 @@ fn run(handle: &dyn Handle, configs: &[Ring], readers: usize, swaps: Swaps, dura
 }
 
 fn main() {
-    let quick = std::env::var_os("HASHROUTE_QUICK").is_some_and(|v| v != "0");
+    let mode = common::mode();
     // `cargo bench` passes `--bench`; a filter argument, if any, selects cases by substring.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let (nodes, duration) = if quick { (100, Duration::from_millis(200)) } else { (1000, Duration::from_secs(2)) };
+    let (nodes, duration) = mode.pick4(
+        (100, Duration::from_millis(50)),
+        (100, Duration::from_millis(200)),
+        (1000, Duration::from_millis(500)),
+        (1000, Duration::from_secs(2)),
+    );
     let names: Vec<String> = (0..nodes).map(|i| format!("node-{i}")).collect();
     let base = Ring::builder().vnodes(160).nodes(&names).build().expect("valid ring");
     let configs = vec![base.clone(), base.with_node(Node::new("node-extra")).expect("new name")];
@@ -127,7 +135,7 @@ fn main() {
     if max_readers > 1 {
         reader_counts.push(max_readers);
     }
-    println!("# {nodes} nodes x 160 vnodes, {:?} per case, quick={quick}", duration);
+    println!("# {nodes} nodes x 160 vnodes, {:?} per case, mode {}", duration, mode.name());
     println!("{:<44} {:>12} {:>8}", "case", "Mroutes/s", "swaps");
     for &readers in &reader_counts {
         for swaps in [Swaps::None, Swaps::EveryMillisecond, Swaps::Continuous] {

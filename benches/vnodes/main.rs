@@ -1,0 +1,92 @@
+//! `cargo bench --bench vnodes`: which algorithm, how many vnodes.
+//!
+//! Sweeps every router of `analysis::sweep::candidates()` over node counts and random clusters,
+//! writes CSVs, SVG plots and `REPORT.md` to the report folder, and ends by printing the
+//! recommendation table. The report folder is `target/hashroute-report/`, or `results/` when
+//! `HASHROUTE_PUBLISH=1` (only `scripts/report.sh` sets it). Sizes per mode (plain, quick, full,
+//! smoke) are in [`config`]; the mode itself in `benches/common/mod.rs`. Under
+//! `cargo test --benches` (no `--bench` flag) it runs a tiny smoke sweep and writes nothing.
+//!
+//! The pipeline, one module per step:
+//!
+//! - [`config`]: the sweep sizes of each mode ([`config::Run`]).
+//! - [`sweep_run`]: runs the measurements into one [`sweep_run::Sweep`] (with progress bars).
+//! - [`recommendation`]: the library's recommendation (the same code as `hashroute recommend`).
+//! - [`claims`]: the claims checked against the sweep.
+//! - [`data`]: the CSV files.
+//! - [`plots`]: the SVG plots, one function per plot.
+//! - [`sections`]: `REPORT.md`, one function per section.
+//! - [`targets`]: the performance-target table (ratios of criterion medians).
+
+#[path = "../report/mod.rs"]
+mod report;
+
+mod claims;
+mod config;
+mod data;
+mod plots;
+mod recommendation;
+mod sections;
+mod sweep_run;
+mod targets;
+
+use report::common::Mode;
+
+/// Everything the output steps read: the run's settings, the measured sweep and the claims.
+pub(crate) struct Context<'a> {
+    pub run: &'a config::Run,
+    pub sweep: &'a sweep_run::Sweep,
+    pub claims: &'a [claims::Claim],
+    /// The recommendation, computed once (it re-measures rings on exact loads).
+    pub recommendation: &'a str,
+}
+
+fn main() {
+    let run = config::Run::for_mode(Mode::detect());
+    let sweep = sweep_run::Sweep::measure(&run);
+    let claims = claims::check(&sweep);
+    let recommendation = recommendation::recommendation_text(&run);
+    let ctx = Context { run: &run, sweep: &sweep, claims: &claims, recommendation: &recommendation };
+    if run.write {
+        write_report(&ctx);
+    }
+    print_summary(&ctx);
+    // Last, so `cargo bench` ends with it.
+    println!("{recommendation}");
+    if run.mode == Mode::Smoke {
+        assert!(!sweep.balance.is_empty() && !sweep.movement.is_empty(), "smoke sweep produced no cells");
+    }
+}
+
+/// CSVs, plots and REPORT.md into the report folder; says where.
+fn write_report(ctx: &Context<'_>) {
+    let dir = report::results_dir();
+    if let Err(e) = data::write_all(&dir, ctx.sweep) {
+        eprintln!("vnodes: could not write CSVs to {}: {e}", dir.display());
+    }
+    let plots = plots::draw_all(&dir, ctx);
+    match sections::write_report(&dir, ctx, &plots) {
+        Ok(path) => println!("vnodes: wrote the report to {} (CSVs and plots alongside)", path.display()),
+        Err(e) => eprintln!("vnodes: could not write REPORT.md to {}: {e}", dir.display()),
+    }
+}
+
+/// Claims, skipped cells and the time split, printed before the recommendation.
+fn print_summary(ctx: &Context<'_>) {
+    println!("claims:");
+    for c in ctx.claims {
+        println!("  [{}] {} — measured {}", c.verdict, c.claim, c.measured);
+    }
+    let s = ctx.sweep;
+    if !s.skipped.is_empty() {
+        println!("skipped {} cells: {}", s.skipped.len(), s.skipped.join("; "));
+    }
+    let split: Vec<String> = s.phases.iter().map(|(n, t)| format!("{n} {t:.1} s")).collect();
+    println!(
+        "vnodes sweep ({} mode) took {:.1} s ({}); balance cells built {:.0} M ring points",
+        ctx.run.mode.name(),
+        s.elapsed,
+        split.join(", "),
+        ctx.run.planned_points() as f64 / 1e6
+    );
+}
