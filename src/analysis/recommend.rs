@@ -648,7 +648,12 @@ impl Evaluator<'_> {
                     .then(a.lookup_ns.unwrap_or(f64::MAX).total_cmp(&b.lookup_ns.unwrap_or(f64::MAX)))
             })
             .map(|v| v.candidate.clone());
-        Ok(TargetAnswer { max_load: target, closed_form_vnodes: estimate, ring, grow, others: verdicts, cheapest })
+        if ring.estimate_only {
+            let best = cheapest.as_deref().unwrap_or("none meets every constraint");
+            ring.evidence = format!("{}; best buildable alternative: {best}", ring.evidence);
+        }
+        let closed_form_vnodes = if ring.estimate_only { ring.vnodes.unwrap_or(estimate) } else { estimate };
+        Ok(TargetAnswer { max_load: target, closed_form_vnodes, ring, grow, others: verdicts, cheapest })
     }
 
     /// The smallest V confirmed on exact loads, searching around the closed-form `estimate`.
@@ -657,11 +662,14 @@ impl Evaluator<'_> {
         let cap = (crate::Ring::MAX_POINTS / n.max(1)).min(u64::from(crate::Ring::MAX_VNODES));
         let (clusters, q, label) = self.plan(estimate.min(cap));
         if estimate > cap {
-            return Ok(self.estimate_only(target, estimate, label, cap));
+            // Nothing is built, so quote the closed form at the quantile users ask for.
+            let p99 = ring_vnodes_for(self.req.node_count(), target, 0.99)?;
+            return Ok(self.estimate_only(target, p99, "p99", cap));
         }
         let search = Search { clusters, q, target, cap };
         let Some((lo, hi)) = self.bracket(&search, estimate.max(1))? else {
-            return Ok(self.estimate_only(target, cap + 1, label, cap));
+            let p99 = ring_vnodes_for(self.req.node_count(), target, 0.99)?.max(cap + 1);
+            return Ok(self.estimate_only(target, p99, "p99", cap));
         };
         let (lo, hi) = self.bisect(&search, lo, hi)?;
         self.confirmed(hi, lo, &search, label)
