@@ -170,6 +170,17 @@ impl Algorithm {
         matches!(self, Algorithm::Ring | Algorithm::Ketama | Algorithm::Rendezvous | Algorithm::Maglev)
     }
 
+    /// Whether every node's expected share is exactly its fair share for uniformly random keys,
+    /// whatever the node names (modulo, jump, Memento, Anchor, rendezvous): their measured
+    /// imbalance is key sampling alone. False for rings, Ketama, Maglev and multi-probe, whose
+    /// shares depend on where the names hash.
+    pub fn balanced_in_expectation(self) -> bool {
+        matches!(
+            self,
+            Algorithm::Modulo | Algorithm::Jump | Algorithm::Memento | Algorithm::Anchor | Algorithm::Rendezvous
+        )
+    }
+
     /// Whether the router has a preference list, so replicas and failover work (all but Redis
     /// slots, where the cluster, not the client, decides failover).
     pub fn has_preference_list(self) -> bool {
