@@ -474,7 +474,16 @@ fn hasher_seed(hasher: KeyHasher) -> u64 {
     match hasher {
         KeyHasher::Xxh3 { seed } | KeyHasher::Xxh64 { seed } => seed,
         KeyHasher::Murmur3X64 { seed } | KeyHasher::Murmur3X86_32 { seed } => u64::from(seed),
-        KeyHasher::Md5 | KeyHasher::Crc16 => 0,
+        KeyHasher::Xxh32 { seed } => u64::from(seed),
+        KeyHasher::Md5
+        | KeyHasher::Crc16
+        | KeyHasher::Crc32
+        | KeyHasher::Sdbm
+        | KeyHasher::SdbmAvalanche
+        | KeyHasher::Murmur2Kafka
+        | KeyHasher::Murmur64aEnvoy
+        | KeyHasher::Oaat
+        | KeyHasher::Fnv1a32 => 0,
     }
 }
 
@@ -785,6 +794,14 @@ mod tests {
             KeyHasher::Murmur3X86_32 { seed: u32::MAX },
             KeyHasher::Md5,
             KeyHasher::Crc16,
+            KeyHasher::Xxh32 { seed: u32::MAX },
+            KeyHasher::Crc32,
+            KeyHasher::Sdbm,
+            KeyHasher::SdbmAvalanche,
+            KeyHasher::Murmur2Kafka,
+            KeyHasher::Murmur64aEnvoy,
+            KeyHasher::Oaat,
+            KeyHasher::Fnv1a32,
         ] {
             assert_eq!(KeyHasher::from_name(h.name(), hasher_seed(h)).unwrap(), h);
         }

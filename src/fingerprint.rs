@@ -356,7 +356,16 @@ impl Canon {
         match h {
             KeyHasher::Xxh3 { seed } | KeyHasher::Xxh64 { seed } => self.u64(seed),
             KeyHasher::Murmur3X64 { seed } | KeyHasher::Murmur3X86_32 { seed } => self.u64(u64::from(seed)),
-            KeyHasher::Md5 | KeyHasher::Crc16 => {}
+            KeyHasher::Xxh32 { seed } => self.u64(u64::from(seed)),
+            KeyHasher::Md5
+            | KeyHasher::Crc16
+            | KeyHasher::Crc32
+            | KeyHasher::Sdbm
+            | KeyHasher::SdbmAvalanche
+            | KeyHasher::Murmur2Kafka
+            | KeyHasher::Murmur64aEnvoy
+            | KeyHasher::Oaat
+            | KeyHasher::Fnv1a32 => {}
         }
     }
     /// Writes the names sorted (byte order) and returns each id's rank in that order.

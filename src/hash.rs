@@ -12,6 +12,16 @@
 //! | [`KeyHasher::Murmur3X86_32`] | tens of ns | compatibility (Guava, many Java clients) |
 //! | [`KeyHasher::Md5`] | ~100 ns | Ketama (first 8 bytes, little-endian) |
 //! | [`KeyHasher::Crc16`] | tens of ns | Redis Cluster slots (16 bits only) |
+//! | [`KeyHasher::Xxh32`] | a few ns | compatibility (commons-codec / BinomialHash, 32 bits) |
+//! | [`KeyHasher::Crc32`] | tens of ns | nginx `hash ... consistent` (32 bits) |
+//! | [`KeyHasher::Sdbm`] | ~1 ns/byte | HAProxy `hash-type ... sdbm` (32 bits) |
+//! | [`KeyHasher::SdbmAvalanche`] | ~1 ns/byte | HAProxy `hash-type consistent` default (32 bits) |
+//! | [`KeyHasher::Murmur2Kafka`] | a few ns | Kafka's keyed partitioner (32 bits) |
+//! | [`KeyHasher::Murmur64aEnvoy`] | a few ns | Envoy ring hash `MURMUR_HASH_2` |
+//! | [`KeyHasher::Oaat`] | ~1 ns/byte | libmemcached's default one-at-a-time (32 bits) |
+//! | [`KeyHasher::Fnv1a32`] | ~1 ns/byte | twemproxy `hash: fnv1a_64` (32 bits) |
+//!
+//! The 32-bit hashers are zero-extended: their `u64` has the upper 32 bits clear.
 //!
 //! No process-randomized hasher exists here: a route must never depend on the process.
 
@@ -45,6 +55,42 @@ pub enum KeyHasher {
     Md5,
     /// CRC16-XMODEM (Redis Cluster's key hash), zero-extended to 64 bits.
     Crc16,
+    /// XXH32 with a seed, zero-extended to 64 bits. Apache commons-codec's `XXHash32` (and with
+    /// it the BinomialHash reference engine) hashes keys with XXH32 seed 0. A few ns per key;
+    /// slower than XXH3 on long keys.
+    Xxh32 {
+        /// The seed.
+        seed: u32,
+    },
+    /// zlib CRC-32 (`CRC_32_ISO_HDLC`: reflected poly 0x04C11DB7, init and xorout 0xFFFFFFFF),
+    /// zero-extended to 64 bits: nginx's `hash $key consistent` key hash. `"123456789"` gives
+    /// 0xCBF43926. Table-driven, tens of ns for a short key.
+    Crc32,
+    /// HAProxy's sdbm (`h = c + (h << 6) + (h << 16) - h` over unsigned bytes, u32 wrapping),
+    /// zero-extended to 64 bits: `hash-type consistent sdbm` (no avalanche). One multiply-free
+    /// step per byte; poorly mixed, so use it only for HAProxy compatibility.
+    Sdbm,
+    /// HAProxy's sdbm followed by its avalanche `full_hash` (Bob Jenkins' 6-shift integer hash,
+    /// then `* 3221225473`, u32 wrapping), zero-extended to 64 bits: what `hash-type consistent`
+    /// uses when no function is named (and `sdbm avalanche`). sdbm's cost plus a few ns.
+    SdbmAvalanche,
+    /// Kafka's `Utils.murmur2`: 32-bit MurmurHash2, seed 0x9747b28c, unsigned bytes, as Java
+    /// computes it (the empty key is hashed too), zero-extended to 64 bits (the unsigned value
+    /// of Java's int). The keyed partition is `(h & 0x7fffffff) % partitions`. A few ns.
+    Murmur2Kafka,
+    /// The 64-bit MurmurHash2 of libstdc++'s `std::_Hash_bytes` with seed 0xc70f6907: Envoy's
+    /// ring hash with `hash_function: MURMUR_HASH_2` (not Murmur3, not the 32-bit MurmurHash2).
+    /// A few ns per key.
+    Murmur64aEnvoy,
+    /// Bob Jenkins' one-at-a-time hash over *signed* chars (each byte sign-extended to 32 bits
+    /// before it is added), zero-extended to 64 bits: libmemcached's default key hash
+    /// (`hashkit_one_at_a_time`, used by `MEMCACHED_BEHAVIOR_KETAMA` without weighting). Three
+    /// shifts per byte.
+    Oaat,
+    /// twemproxy's `hash: fnv1a_64`, which is really a 32-bit FNV-1a with init 0x84222325 and
+    /// prime 0x1b3, each byte XOR-ed in as a sign-extended char; zero-extended to 64 bits. One
+    /// multiply per byte. Not the standard FNV-1a-32 (different init and prime).
+    Fnv1a32,
 }
 
 impl Default for KeyHasher {
@@ -55,7 +101,8 @@ impl Default for KeyHasher {
 
 impl KeyHasher {
     /// The hasher's short name, as the CLI spells it (`xxh3`, `xxh64`, `murmur3`, `murmur3-32`,
-    /// `md5`, `crc16`).
+    /// `md5`, `crc16`, `xxh32`, `crc32`, `sdbm`, `sdbm-avalanche`, `murmur2-kafka`,
+    /// `murmur64a-envoy`, `oaat`, `fnv1a-32`).
     pub fn name(&self) -> &'static str {
         match self {
             KeyHasher::Xxh3 { .. } => "xxh3",
@@ -64,6 +111,14 @@ impl KeyHasher {
             KeyHasher::Murmur3X86_32 { .. } => "murmur3-32",
             KeyHasher::Md5 => "md5",
             KeyHasher::Crc16 => "crc16",
+            KeyHasher::Xxh32 { .. } => "xxh32",
+            KeyHasher::Crc32 => "crc32",
+            KeyHasher::Sdbm => "sdbm",
+            KeyHasher::SdbmAvalanche => "sdbm-avalanche",
+            KeyHasher::Murmur2Kafka => "murmur2-kafka",
+            KeyHasher::Murmur64aEnvoy => "murmur64a-envoy",
+            KeyHasher::Oaat => "oaat",
+            KeyHasher::Fnv1a32 => "fnv1a-32",
         }
     }
 
@@ -71,7 +126,7 @@ impl KeyHasher {
     ///
     /// # Errors
     /// [`crate::Error::InvalidParameter`] for an unknown name, or a seed that does not fit the
-    /// hasher (Murmur3 takes 32-bit seeds; MD5 and CRC16 take none, so only 0 is accepted).
+    /// hasher (Murmur3 and XXH32 take 32-bit seeds; the others take none, so only 0 is accepted).
     pub fn from_name(name: &str, seed: u64) -> crate::Result<KeyHasher> {
         let seed32 = || {
             u32::try_from(seed).map_err(|_| crate::Error::InvalidParameter {
@@ -96,9 +151,20 @@ impl KeyHasher {
             "murmur3-32" => Ok(KeyHasher::Murmur3X86_32 { seed: seed32()? }),
             "md5" => unseeded(KeyHasher::Md5),
             "crc16" => unseeded(KeyHasher::Crc16),
+            "xxh32" => Ok(KeyHasher::Xxh32 { seed: seed32()? }),
+            "crc32" => unseeded(KeyHasher::Crc32),
+            "sdbm" => unseeded(KeyHasher::Sdbm),
+            "sdbm-avalanche" => unseeded(KeyHasher::SdbmAvalanche),
+            "murmur2-kafka" => unseeded(KeyHasher::Murmur2Kafka),
+            "murmur64a-envoy" => unseeded(KeyHasher::Murmur64aEnvoy),
+            "oaat" => unseeded(KeyHasher::Oaat),
+            "fnv1a-32" => unseeded(KeyHasher::Fnv1a32),
             other => Err(crate::Error::InvalidParameter {
                 name: "hash",
-                reason: format!("unknown hasher {other:?} (expected xxh3, xxh64, murmur3, murmur3-32, md5 or crc16)"),
+                reason: format!(
+                    "unknown hasher {other:?} (expected xxh3, xxh64, murmur3, murmur3-32, md5, crc16, xxh32, \
+                     crc32, sdbm, sdbm-avalanche, murmur2-kafka, murmur64a-envoy, oaat or fnv1a-32)"
+                ),
             }),
         }
     }
@@ -120,6 +186,14 @@ impl KeyHasher {
                 u64::from_le_bytes(d[..8].try_into().expect("16-byte digest"))
             }
             KeyHasher::Crc16 => u64::from(crc16_xmodem(key)),
+            KeyHasher::Xxh32 { seed } => u64::from(xxhash_rust::xxh32::xxh32(key, seed)),
+            KeyHasher::Crc32 => u64::from(crc32(key)),
+            KeyHasher::Sdbm => u64::from(sdbm(key)),
+            KeyHasher::SdbmAvalanche => u64::from(haproxy_full_hash(sdbm(key))),
+            KeyHasher::Murmur2Kafka => u64::from(murmur2_kafka(key)),
+            KeyHasher::Murmur64aEnvoy => murmur64a_envoy(key),
+            KeyHasher::Oaat => u64::from(one_at_a_time_signed(key)),
+            KeyHasher::Fnv1a32 => u64::from(fnv1a_32_twemproxy(key)),
         }
     }
 }
@@ -155,6 +229,89 @@ pub fn crc16_xmodem(key: &[u8]) -> u16 {
     CRC16_XMODEM.checksum(key)
 }
 
+const CRC32_ZLIB: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
+
+/// zlib CRC-32 (nginx's `ngx_crc32_long`). `crc32(b"123456789") == 0xCBF43926`.
+fn crc32(key: &[u8]) -> u32 {
+    CRC32_ZLIB.checksum(key)
+}
+
+/// HAProxy's `hash_sdbm`: unsigned bytes, u32 wrapping.
+fn sdbm(key: &[u8]) -> u32 {
+    key.iter().fold(0u32, |h, &c| u32::from(c).wrapping_add(h << 6).wrapping_add(h << 16).wrapping_sub(h))
+}
+
+/// HAProxy's `full_hash` (avalanche): Bob Jenkins' 6-shift integer hash, then `* 3221225473`.
+fn haproxy_full_hash(mut a: u32) -> u32 {
+    a = a.wrapping_add(0x7ed5_5d16).wrapping_add(a << 12);
+    a = (a ^ 0xc761_c23c) ^ (a >> 19);
+    a = a.wrapping_add(0x1656_67b1).wrapping_add(a << 5);
+    a = a.wrapping_add(0xd3a2_646c) ^ (a << 9);
+    a = a.wrapping_add(0xfd70_46c5).wrapping_add(a << 3);
+    a = (a ^ 0xb55a_4f09) ^ (a >> 16);
+    a.wrapping_mul(3_221_225_473)
+}
+
+/// Kafka's `Utils.murmur2`: 32-bit MurmurHash2, seed 0x9747b28c, unsigned bytes.
+fn murmur2_kafka(key: &[u8]) -> u32 {
+    const M: u32 = 0x5bd1_e995;
+    let mut h: u32 = 0x9747_b28c ^ key.len() as u32;
+    let mut blocks = key.chunks_exact(4);
+    for b in &mut blocks {
+        let mut k = u32::from_le_bytes(b.try_into().expect("4-byte block"));
+        k = k.wrapping_mul(M);
+        k ^= k >> 24;
+        k = k.wrapping_mul(M);
+        h = h.wrapping_mul(M) ^ k;
+    }
+    let tail = blocks.remainder();
+    if !tail.is_empty() {
+        for (i, &b) in tail.iter().enumerate().rev() {
+            h ^= u32::from(b) << (8 * i);
+        }
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> 13;
+    h = h.wrapping_mul(M);
+    h ^ (h >> 15)
+}
+
+/// libstdc++ `std::_Hash_bytes` (64-bit MurmurHash2) with Envoy's seed 0xc70f6907.
+fn murmur64a_envoy(key: &[u8]) -> u64 {
+    const M: u64 = 0xc6a4_a793_5bd1_e995;
+    let shift_mix = |v: u64| v ^ (v >> 47);
+    let mut h: u64 = 0xc70f_6907 ^ (key.len() as u64).wrapping_mul(M);
+    let mut blocks = key.chunks_exact(8);
+    for b in &mut blocks {
+        let d = u64::from_le_bytes(b.try_into().expect("8-byte block"));
+        let d = shift_mix(d.wrapping_mul(M)).wrapping_mul(M);
+        h = (h ^ d).wrapping_mul(M);
+    }
+    let tail = blocks.remainder();
+    if !tail.is_empty() {
+        let d = tail.iter().rev().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+        h = (h ^ d).wrapping_mul(M);
+    }
+    shift_mix(shift_mix(h).wrapping_mul(M))
+}
+
+/// libmemcached's `hashkit_one_at_a_time`: Jenkins one-at-a-time over signed chars.
+fn one_at_a_time_signed(key: &[u8]) -> u32 {
+    let mut v = key.iter().fold(0u32, |mut v, &b| {
+        v = v.wrapping_add(b as i8 as i32 as u32);
+        v = v.wrapping_add(v << 10);
+        v ^ (v >> 6)
+    });
+    v = v.wrapping_add(v << 3);
+    v ^= v >> 11;
+    v.wrapping_add(v << 15)
+}
+
+/// twemproxy's `hash_fnv1a_64`: 32-bit FNV-1a, init 0x84222325, prime 0x1b3, sign-extended chars.
+fn fnv1a_32_twemproxy(key: &[u8]) -> u32 {
+    key.iter().fold(0x8422_2325u32, |h, &b| (h ^ (b as i8 as i32 as u32)).wrapping_mul(0x1b3))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,11 +332,216 @@ mod tests {
             KeyHasher::Xxh64 { seed: 7 },
             KeyHasher::Murmur3X64 { seed: 7 },
             KeyHasher::Murmur3X86_32 { seed: 7 },
+            KeyHasher::Xxh32 { seed: 7 },
         ] {
             assert_eq!(KeyHasher::from_name(h.name(), 7).unwrap(), h);
         }
         assert!(KeyHasher::from_name("md5", 1).is_err());
         assert!(KeyHasher::from_name("murmur3", 1 << 40).is_err());
+        assert!(KeyHasher::from_name("xxh32", 1 << 32).is_err());
         assert!(KeyHasher::from_name("sha1", 0).is_err());
+        for h in UNSEEDED_NEW {
+            assert_eq!(KeyHasher::from_name(h.name(), 0).unwrap(), h);
+            assert!(KeyHasher::from_name(h.name(), 1).is_err(), "{h:?} takes no seed");
+        }
+        let err = KeyHasher::from_name("nope", 0).unwrap_err().to_string();
+        for h in UNSEEDED_NEW {
+            assert!(err.contains(h.name()), "{err} lists {}", h.name());
+        }
+        assert!(err.contains("xxh32"));
+    }
+
+    const UNSEEDED_NEW: [KeyHasher; 7] = [
+        KeyHasher::Crc32,
+        KeyHasher::Sdbm,
+        KeyHasher::SdbmAvalanche,
+        KeyHasher::Murmur2Kafka,
+        KeyHasher::Murmur64aEnvoy,
+        KeyHasher::Oaat,
+        KeyHasher::Fnv1a32,
+    ];
+
+    /// Inputs for the independent reference implementations: lengths 0..=20 of a byte pattern
+    /// that includes bytes >= 0x80 (sign extension), a 1 KB input, and a few strings.
+    fn inputs() -> Vec<Vec<u8>> {
+        let pattern: Vec<u8> = (0..1024u32).map(|i| (i.wrapping_mul(151).wrapping_add(7) % 256) as u8).collect();
+        let mut out: Vec<Vec<u8>> = (0..=20).map(|n| pattern[..n].to_vec()).collect();
+        out.push(pattern.clone());
+        for s in ["", "a", "foo", "key-0", "/index.html", "\u{e9}", "\u{65e5}\u{672c}"] {
+            out.push(s.as_bytes().to_vec());
+        }
+        out.extend([vec![0x80], vec![0xff], vec![0xff; 9], vec![0x7f, 0x80, 0x81]]);
+        out
+    }
+
+    #[test]
+    fn zero_extended() {
+        for h in
+            UNSEEDED_NEW.into_iter().filter(|h| *h != KeyHasher::Murmur64aEnvoy).chain([KeyHasher::Xxh32 { seed: 9 }])
+        {
+            for key in inputs() {
+                assert_eq!(h.hash(&key) >> 32, 0, "{h:?} {key:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn crc32_reference() {
+        // The CRC catalogue's check value for CRC-32/ISO-HDLC (zlib).
+        assert_eq!(KeyHasher::Crc32.hash(b"123456789"), 0xCBF4_3926);
+        assert_eq!(KeyHasher::Crc32.hash(b""), 0);
+        // zlib crc32("a") and crc32("The quick brown fox jumps over the lazy dog").
+        assert_eq!(KeyHasher::Crc32.hash(b"a"), 0xE8B7_BE43);
+        assert_eq!(KeyHasher::Crc32.hash(b"The quick brown fox jumps over the lazy dog"), 0x414F_A339);
+    }
+
+    #[test]
+    fn sdbm_reference() {
+        // Straight from the definition: h = c + (h << 6) + (h << 16) - h, unsigned bytes, u32.
+        fn reference(key: &[u8]) -> u32 {
+            let mut h: u64 = 0;
+            for &c in key {
+                h = (u64::from(c) + (h << 6) + (h << 16)).wrapping_sub(h) & 0xffff_ffff;
+            }
+            h as u32
+        }
+        for key in inputs() {
+            assert_eq!(KeyHasher::Sdbm.hash(&key), u64::from(reference(&key)), "{key:?}");
+        }
+        // By hand: "a" = 97; "ab" = 98 + 97 * 65599 = 6363201; 0xff is 255, not -1.
+        assert_eq!(KeyHasher::Sdbm.hash(b"a"), 97);
+        assert_eq!(KeyHasher::Sdbm.hash(b"ab"), 98 + 97 * 65599);
+        assert_eq!(KeyHasher::Sdbm.hash(&[0xff]), 255);
+        assert_eq!(KeyHasher::Sdbm.hash(b""), 0);
+    }
+
+    #[test]
+    fn sdbm_avalanche_reference() {
+        // HAProxy's full_hash, written with u64 arithmetic masked to 32 bits.
+        fn full_hash(a: u32) -> u32 {
+            const MASK: u64 = 0xffff_ffff;
+            let mut a = u64::from(a);
+            a = ((a + 0x7ed55d16) + (a << 12)) & MASK;
+            a = ((a ^ 0xc761c23c) ^ (a >> 19)) & MASK;
+            a = ((a + 0x165667b1) + (a << 5)) & MASK;
+            a = ((a + 0xd3a2646c) ^ (a << 9)) & MASK;
+            a = ((a + 0xfd7046c5) + (a << 3)) & MASK;
+            a = ((a ^ 0xb55a4f09) ^ (a >> 16)) & MASK;
+            ((a * 3221225473) & MASK) as u32
+        }
+        for key in inputs() {
+            let want = full_hash(sdbm(&key));
+            assert_eq!(KeyHasher::SdbmAvalanche.hash(&key), u64::from(want), "{key:?}");
+        }
+        assert_eq!(haproxy_full_hash(0), full_hash(0));
+        assert_eq!(haproxy_full_hash(u32::MAX), full_hash(u32::MAX));
+    }
+
+    #[test]
+    fn murmur64a_envoy_reference() {
+        // Envoy's own checks (test/common/common/hash_test.cc), quoted in the vectors README.
+        assert_eq!(KeyHasher::Murmur64aEnvoy.hash(b"foo"), 9631199822919835226);
+        assert_eq!(KeyHasher::Murmur64aEnvoy.hash(b""), 6142509188972423790);
+        // The README's step list, written out with u128 arithmetic reduced mod 2^64.
+        fn reference(key: &[u8]) -> u64 {
+            let m: u128 = 0xc6a4a7935bd1e995;
+            let w = |v: u128| v % (1u128 << 64);
+            let shift_mix = |v: u128| v ^ (v >> 47);
+            let mut h = w(0xc70f6907 ^ w(key.len() as u128 * m));
+            let full = key.len() / 8 * 8;
+            for i in (0..full).step_by(8) {
+                let mut d: u128 = 0;
+                for j in 0..8 {
+                    d |= u128::from(key[i + j]) << (8 * j);
+                }
+                d = w(shift_mix(w(d * m)) * m);
+                h = w((h ^ d) * m);
+            }
+            if key.len() > full {
+                let mut d: u128 = 0;
+                for (j, &b) in key[full..].iter().enumerate() {
+                    d |= u128::from(b) << (8 * j);
+                }
+                h = w((h ^ d) * m);
+            }
+            h = w(shift_mix(h) * m);
+            shift_mix(h) as u64
+        }
+        for key in inputs() {
+            assert_eq!(KeyHasher::Murmur64aEnvoy.hash(&key), reference(&key), "len {}", key.len());
+        }
+    }
+
+    #[test]
+    fn oaat_reference() {
+        // hashkit_one_at_a_time: `uint32_t val = (uint32_t) *ptr` with a signed `char`.
+        fn reference(key: &[u8]) -> u32 {
+            const MASK: u64 = 0xffff_ffff;
+            let mut v: u64 = 0;
+            for &b in key {
+                let c: i64 = if b >= 0x80 { i64::from(b) - 256 } else { i64::from(b) };
+                v = (v + (c as u64 & MASK)) & MASK;
+                v = (v + (v << 10)) & MASK;
+                v ^= v >> 6;
+            }
+            v = (v + (v << 3)) & MASK;
+            v ^= v >> 11;
+            v = (v + (v << 15)) & MASK;
+            v as u32
+        }
+        for key in inputs() {
+            assert_eq!(KeyHasher::Oaat.hash(&key), u64::from(reference(&key)), "{key:?}");
+        }
+        // The signed-char trap: 0x80 is added as 0xFFFFFF80, so it differs from an unsigned OAAT.
+        assert_ne!(KeyHasher::Oaat.hash(&[0x80]), u64::from(reference_unsigned(&[0x80])));
+        assert_eq!(KeyHasher::Oaat.hash(b"a"), u64::from(reference_unsigned(b"a")));
+        // Bob Jenkins' published check (unsigned bytes, ASCII so no sign difference):
+        // one_at_a_time("a") = 0xCA2E9442, ("The quick brown fox jumps over the lazy dog") = 0x519E91F5.
+        assert_eq!(KeyHasher::Oaat.hash(b"a"), 0xCA2E_9442);
+        assert_eq!(KeyHasher::Oaat.hash(b"The quick brown fox jumps over the lazy dog"), 0x519E_91F5);
+
+        fn reference_unsigned(key: &[u8]) -> u32 {
+            let mut v = 0u32;
+            for &b in key {
+                v = v.wrapping_add(u32::from(b));
+                v = v.wrapping_add(v << 10);
+                v ^= v >> 6;
+            }
+            v = v.wrapping_add(v << 3);
+            v ^= v >> 11;
+            v.wrapping_add(v << 15)
+        }
+    }
+
+    #[test]
+    fn fnv1a_32_reference() {
+        // twemproxy hash_fnv1a_64: init 0x84222325, prime 0x1b3, `hash ^= (uint32_t) key[x]` with
+        // a signed char, `hash *= prime`, all in u32.
+        fn reference(key: &[u8]) -> u32 {
+            const MASK: u64 = 0xffff_ffff;
+            let mut h: u64 = 0x84222325;
+            for &b in key {
+                let c: u64 = if b >= 0x80 { u64::from(b) | 0xffff_ff00 } else { u64::from(b) };
+                h = ((h ^ c) * 0x1b3) & MASK;
+            }
+            h as u32
+        }
+        for key in inputs() {
+            assert_eq!(KeyHasher::Fnv1a32.hash(&key), u64::from(reference(&key)), "{key:?}");
+        }
+        // By hand: "" = init; "a" = (0x84222325 ^ 0x61) * 0x1b3 mod 2^32;
+        // [0x80] = (0x84222325 ^ 0xFFFFFF80) * 0x1b3 mod 2^32.
+        assert_eq!(KeyHasher::Fnv1a32.hash(b""), 0x8422_2325);
+        assert_eq!(KeyHasher::Fnv1a32.hash(b"a"), (0x8422_2344u64 * 0x1b3) & 0xffff_ffff);
+        assert_eq!(KeyHasher::Fnv1a32.hash(&[0x80]), (0x7BDD_DCA5u64 * 0x1b3) & 0xffff_ffff);
+    }
+
+    #[test]
+    fn murmur2_kafka_reference() {
+        // Kafka's UtilsTest.testMurmur2 values quoted in kafka_murmur2_upstream.csv's first rows
+        // ("21" -> -973932308, "foobar" -> -790332482) and the README's empty key (275646681).
+        assert_eq!(KeyHasher::Murmur2Kafka.hash(b"21"), u64::from((-973932308i32) as u32));
+        assert_eq!(KeyHasher::Murmur2Kafka.hash(b"foobar"), u64::from((-790332482i32) as u32));
+        assert_eq!(KeyHasher::Murmur2Kafka.hash(b""), 275646681);
     }
 }

@@ -27,7 +27,7 @@ fn sanity_buffer(len: usize) -> Vec<u8> {
 #[test]
 fn xxhash_sanity() {
     let Some(rows) = read_csv("xxhash_sanity.csv") else { return };
-    let (mut checked, mut skipped_xxh32) = (0, 0);
+    let mut checked = 0;
     for row in &rows {
         let input = sanity_buffer(row["len"].parse().unwrap());
         let seed = parse_u64(&row["seed"]);
@@ -39,16 +39,15 @@ fn xxhash_sanity() {
                 let v = xxhash_rust::xxh3::xxh3_128_with_seed(&input, seed);
                 assert_eq!((v as u64, (v >> 64) as u64), (low, parse_u64(&row["expected_high64"])), "{row:?}");
             }
-            // The crate enables xxhash-rust's `xxh3` and `xxh64` features only.
             "XXH32" => {
-                skipped_xxh32 += 1;
-                continue;
+                let seed = u32::try_from(seed).expect("XXH32 seeds are 32-bit");
+                assert_eq!(KeyHasher::Xxh32 { seed }.hash(&input), low, "{row:?}");
             }
             other => panic!("unknown algorithm {other}"),
         }
         checked += 1;
     }
-    assert_eq!((checked, skipped_xxh32), (63, 8));
+    assert_eq!(checked, 71);
 }
 
 #[test]
@@ -63,10 +62,93 @@ fn xxhash_strings() {
         let v = xxhash_rust::xxh3::xxh3_128_with_seed(&input, seed);
         assert_eq!(v as u64, parse_u64(&row["xxh3_128_low64"]), "{row:?}");
         assert_eq!((v >> 64) as u64, parse_u64(&row["xxh3_128_high64"]), "{row:?}");
-        // The xxh32 column is skipped for every row (no xxh32 feature).
+        let xxh32 = KeyHasher::Xxh32 { seed: u32::try_from(seed).expect("32-bit seed") };
+        assert_eq!(xxh32.hash(&input), parse_u64(&row["xxh32"]), "{row:?}");
         checked += 1;
     }
     assert_eq!(checked, 92);
+}
+
+/// SMHasher's verification code (the `definition` in `hash_verification_values.json`) for a
+/// 32-bit hash with a 32-bit seed.
+fn smhasher_verification_32(hash: impl Fn(&[u8], u32) -> u32) -> u32 {
+    let key: Vec<u8> = (0..=255u8).collect();
+    let mut hashes = Vec::with_capacity(256 * 4);
+    for i in 0..256usize {
+        hashes.extend_from_slice(&hash(&key[..i], 256 - i as u32).to_le_bytes());
+    }
+    hash(&hashes, 0)
+}
+
+#[test]
+fn hash_verification_values() {
+    let Some(dir) = common::vectors_dir() else { return };
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("hash_verification_values.json")).unwrap()).unwrap();
+    let mut checked = 0;
+    for v in json["values"].as_array().unwrap() {
+        let want = parse_u64(v["verification"].as_str().unwrap()) as u32;
+        let got = match v["hash"].as_str().unwrap() {
+            "XXH32" => smhasher_verification_32(|k, s| KeyHasher::Xxh32 { seed: s }.hash(k) as u32),
+            "MurmurHash3_x86_32" => smhasher_verification_32(murmur3_x86_32),
+            // 64- and 128-bit hashes: not checked here.
+            _ => continue,
+        };
+        assert_eq!(got, want, "{v}");
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
+}
+
+#[test]
+fn binomial_key_xxh32() {
+    let Some(rows) = read_csv("binomial_hash.csv") else { return };
+    let mut checked = 0;
+    for row in &rows {
+        // commons-codec XXHash32 of the key's UTF-8 bytes, seed 0.
+        let key = unhex(&row["key_hex"]);
+        assert_eq!(key, row["key"].as_bytes());
+        assert_eq!(KeyHasher::Xxh32 { seed: 0 }.hash(&key), parse_u64(&row["key_xxh32_u32"]), "{row:?}");
+        checked += 1;
+    }
+    assert_eq!(checked, 448);
+}
+
+#[test]
+fn kafka_murmur2() {
+    let Some(rows) = read_csv("kafka_murmur2.csv") else { return };
+    let mut checked = 0;
+    for row in &rows {
+        let key = unhex(&row["key_hex"]);
+        let h = KeyHasher::Murmur2Kafka.hash(&key);
+        assert_eq!(h, parse_u64(&row["murmur2_u32"]), "{row:?}");
+        assert_eq!(h as u32 as i32, row["murmur2_i32"].parse::<i32>().unwrap(), "{row:?}");
+        for n in [1u64, 3, 6, 12, 50, 100, 1000] {
+            // Utils.toPositive(murmur2) % numPartitions.
+            assert_eq!((h & 0x7fff_ffff) % n, parse_u64(&row[&format!("partition_{n}")]), "n={n} {row:?}");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 100);
+}
+
+#[test]
+fn kafka_murmur2_upstream() {
+    let Some(rows) = read_csv("kafka_murmur2_upstream.csv") else { return };
+    let (mut hashes, mut partitions) = (0, 0);
+    for row in &rows {
+        let h = KeyHasher::Murmur2Kafka.hash(&unhex(&row["key_hex"]));
+        if !row["murmur2_i32"].is_empty() {
+            assert_eq!(h as u32 as i32, row["murmur2_i32"].parse::<i32>().unwrap(), "{row:?}");
+            hashes += 1;
+        }
+        if !row["num_partitions"].is_empty() {
+            let n = parse_u64(&row["num_partitions"]);
+            assert_eq!((h & 0x7fff_ffff) % n, parse_u64(&row["partition"]), "{row:?}");
+            partitions += 1;
+        }
+    }
+    assert_eq!((hashes, partitions), (17, 10));
 }
 
 #[test]

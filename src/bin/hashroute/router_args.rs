@@ -35,11 +35,13 @@ pub(crate) struct AlgoArgs {
     /// Ring only: virtual nodes per weight-1 node [default: 160]
     #[arg(long, value_name = "V")]
     vnodes: Option<u64>,
-    /// Key hasher: xxh3, xxh64, murmur3 (x64_128, first 64 bits), murmur3-32, md5, crc16
-    /// [default: xxh3; md5 for ketama; crc16 for slots]
+    /// Key hasher: xxh3, xxh64, murmur3 (x64_128, first 64 bits), murmur3-32, md5, crc16, xxh32,
+    /// crc32 (nginx), sdbm, sdbm-avalanche (HAProxy), murmur2-kafka, murmur64a-envoy, oaat
+    /// (libmemcached), fnv1a-32 (twemproxy) [default: xxh3; md5 for ketama; crc16 for slots]
     #[arg(long = "hash", value_name = "NAME")]
     hash: Option<String>,
-    /// Hasher seed, decimal or 0x hex (murmur3 takes 32 bits; md5 and crc16 none) [default: 0]
+    /// Hasher seed, decimal or 0x hex (murmur3, murmur3-32 and xxh32 take 32 bits; xxh3 and xxh64
+    /// 64 bits; the others none) [default: 0]
     #[arg(long, value_name = "S", value_parser = parse_u64_arg)]
     seed: Option<u64>,
     /// Ketama only: libketama, uhashring, libmemcached, spymemcached, python-hash-ring
