@@ -54,9 +54,10 @@
 //!
 //! ## Features
 //!
-//! `parallel` (rayon: parallel ring builds, [`ParRouteBatch`], the `analysis` module) and
-//! `shared` (arc-swap: [`SharedRouter`]) are on by default; `cli` (the `hashroute` binary) and
-//! `serde` (`ClusterConfig`) are opt-in. `default-features = false` leaves every router.
+//! `parallel` (rayon: parallel ring builds, [`ParRouteBatch`]), `shared` (arc-swap:
+//! [`SharedRouter`]) and `analysis` (statrs: the `analysis` module, the recommendation) are on
+//! by default; `cli` (the `hashroute` binary) and `serde` (`ClusterConfig`) are opt-in.
+//! `default-features = false` leaves every router, hasher and operating tool.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
