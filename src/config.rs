@@ -471,20 +471,7 @@ fn names_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
 /// The seed a hasher was built with (0 for unseeded hashers).
 #[cfg(any(feature = "serde", test))]
 fn hasher_seed(hasher: KeyHasher) -> u64 {
-    match hasher {
-        KeyHasher::Xxh3 { seed } | KeyHasher::Xxh64 { seed } => seed,
-        KeyHasher::Murmur3X64 { seed } | KeyHasher::Murmur3X86_32 { seed } => u64::from(seed),
-        KeyHasher::Xxh32 { seed } => u64::from(seed),
-        KeyHasher::Md5
-        | KeyHasher::Crc16
-        | KeyHasher::Crc32
-        | KeyHasher::Sdbm
-        | KeyHasher::SdbmAvalanche
-        | KeyHasher::Murmur2Kafka
-        | KeyHasher::Murmur64aEnvoy
-        | KeyHasher::Oaat
-        | KeyHasher::Fnv1a32 => 0,
-    }
+    hasher.seed().unwrap_or(0)
 }
 
 /// `KetamaVariant` has no serde derive; it is written as its name.

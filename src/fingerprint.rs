@@ -353,19 +353,9 @@ impl Canon {
     }
     fn hasher(&mut self, h: KeyHasher) {
         self.str(h.name());
-        match h {
-            KeyHasher::Xxh3 { seed } | KeyHasher::Xxh64 { seed } => self.u64(seed),
-            KeyHasher::Murmur3X64 { seed } | KeyHasher::Murmur3X86_32 { seed } => self.u64(u64::from(seed)),
-            KeyHasher::Xxh32 { seed } => self.u64(u64::from(seed)),
-            KeyHasher::Md5
-            | KeyHasher::Crc16
-            | KeyHasher::Crc32
-            | KeyHasher::Sdbm
-            | KeyHasher::SdbmAvalanche
-            | KeyHasher::Murmur2Kafka
-            | KeyHasher::Murmur64aEnvoy
-            | KeyHasher::Oaat
-            | KeyHasher::Fnv1a32 => {}
+        // Seeded hashers write their seed; unseeded ones nothing (frozen encoding).
+        if let Some(seed) = h.seed() {
+            self.u64(seed);
         }
     }
     /// Writes the names sorted (byte order) and returns each id's rank in that order.

@@ -122,6 +122,25 @@ impl KeyHasher {
         }
     }
 
+    /// The seed of a seeded hasher (widened to 64 bits), `None` for the unseeded ones.
+    pub(crate) fn seed(&self) -> Option<u64> {
+        match *self {
+            KeyHasher::Xxh3 { seed } | KeyHasher::Xxh64 { seed } => Some(seed),
+            KeyHasher::Murmur3X64 { seed } | KeyHasher::Murmur3X86_32 { seed } | KeyHasher::Xxh32 { seed } => {
+                Some(u64::from(seed))
+            }
+            KeyHasher::Md5
+            | KeyHasher::Crc16
+            | KeyHasher::Crc32
+            | KeyHasher::Sdbm
+            | KeyHasher::SdbmAvalanche
+            | KeyHasher::Murmur2Kafka
+            | KeyHasher::Murmur64aEnvoy
+            | KeyHasher::Oaat
+            | KeyHasher::Fnv1a32 => None,
+        }
+    }
+
     /// The hasher named `name` (as in [`KeyHasher::name`]) with `seed`.
     ///
     /// # Errors
