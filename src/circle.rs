@@ -179,6 +179,36 @@ impl<P: Copy + Ord> Circle<P> {
     pub(crate) fn successor_after(&self, h: P) -> usize {
         wrap(self.points.partition_point(|&p| p <= h), self.points.len())
     }
+
+    /// [`successor`](Circle::successor) (or, with `strict`,
+    /// [`successor_after`](Circle::successor_after)) of every hash of `hs`, into `out`.
+    ///
+    /// A lockstep branchless binary search: searches over the same array all take the same
+    /// number of halving steps, so each step issues `hs.len()` independent loads and the cache
+    /// misses of different keys overlap instead of queueing behind one another.
+    ///
+    /// # Panics
+    /// If `hs.len() != out.len()`, or the circle has no point.
+    pub(crate) fn successor_batch_lockstep(&self, hs: &[P], strict: bool, out: &mut [usize]) {
+        assert_eq!(hs.len(), out.len(), "successor batch: hashes and out must have the same length");
+        let pts = &self.points[..];
+        assert!(!pts.is_empty(), "successor batch: the circle has no point");
+        // `below(p, h)`: the point lies before `h`'s successor.
+        let below = |p: P, h: P| if strict { p <= h } else { p < h };
+        out.fill(0);
+        let mut size = pts.len();
+        while size > 1 {
+            let half = size / 2;
+            for (base, &h) in out.iter_mut().zip(hs) {
+                let mid = *base + half;
+                *base = if below(pts[mid], h) { mid } else { *base };
+            }
+            size -= half;
+        }
+        for (base, &h) in out.iter_mut().zip(hs) {
+            *base = wrap(*base + usize::from(below(pts[*base], h)), pts.len());
+        }
+    }
 }
 
 impl Circle<u64, Index> {
@@ -343,6 +373,39 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn lockstep_batch_matches_single_searches(
+            mut points in proptest::collection::vec(0u32..64, 1..300),
+            hs in proptest::collection::vec(0u32..70, 0..100),
+        ) {
+            // Small values: many equal points, hashes equal to points, hashes past the last.
+            points.sort_unstable();
+            let owners = vec![0; points.len()];
+            let c = Circle::new(points, owners);
+            for strict in [false, true] {
+                let mut out = vec![usize::MAX; hs.len()];
+                c.successor_batch_lockstep(&hs, strict, &mut out);
+                for (&h, &o) in hs.iter().zip(&out) {
+                    let want = if strict { c.successor_after(h) } else { c.successor(h) };
+                    prop_assert_eq!(o, want, "h {} strict {}", h, strict);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lockstep_batch_on_one_point_and_extremes() {
+        let c = Circle::new(vec![5u32], vec![0]);
+        let mut out = [9usize; 4];
+        c.successor_batch_lockstep(&[0, 5, 6, u32::MAX], false, &mut out);
+        assert_eq!(out, [0, 0, 0, 0]);
+        let c = Circle::new(vec![0u32, 0, u32::MAX], vec![0, 1, 2]);
+        c.successor_batch_lockstep(&[0, 1, u32::MAX, u32::MAX - 1], true, &mut out);
+        assert_eq!(out, [2, 2, 0, 2]);
+    }
 
     fn ids(c: &Circle<u32>, start: usize, n: usize) -> Vec<u32> {
         let mut got = Vec::new();

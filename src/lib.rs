@@ -118,7 +118,7 @@ pub mod jump {
 
 /// Redis Cluster's key-to-slot function and slot layouts, behind [`RedisSlots`].
 pub mod slots {
-    pub use crate::algo::slots::{hashed_part, key_slot, redis_cli_ranges, SLOTS};
+    pub use crate::algo::slots::{hashed_part, key_slot, key_slot_batch, redis_cli_ranges, SLOTS};
 }
 
 /// Kernel internals for the crate's own benchmarks, tests and fuzz targets: not part of the

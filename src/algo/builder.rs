@@ -159,10 +159,22 @@ pub(crate) use hashed_router_basics;
 /// `fn owner(&self, hash: u64) -> NodeId` (then `route` hashes with `self.hasher` and
 /// `route_hash` is supported) or, with `no_hash64`, `fn route_key(&self, key: &[u8]) -> NodeId`
 /// for routers whose key hash is not 64 bits (Ketama's MD5 `u32`, Redis slots' CRC16; their
-/// `route_hash` keeps the trait's `Unsupported`). The methods given in braces (batch kernels,
-/// preference lists) are written out in the router's file.
+/// `route_hash` keeps the trait's `Unsupported`). `route_batch` hashes through
+/// [`KeyHasher::hash_batch`] (see [`route_batch_by_hash`]) unless the router says `own_batch`
+/// and writes its batch kernel itself. The methods given in braces (batch kernels, preference
+/// lists) are written out in the router's file.
 macro_rules! router_plumbing {
     ($router:ty, $name:literal { $($methods:tt)* }) => {
+        crate::algo::builder::router_plumbing!($router, $name, own_batch {
+            /// Hashes the keys a chunk at a time through
+            /// [`KeyHasher::hash_batch`](crate::KeyHasher::hash_batch), then looks each hash up.
+            fn route_batch(&self, keys: &[&[u8]], out: &mut [crate::NodeId]) {
+                crate::algo::builder::route_batch_by_hash(&self.hasher, keys, out, |h| self.owner(h));
+            }
+            $($methods)*
+        });
+    };
+    ($router:ty, $name:literal, own_batch { $($methods:tt)* }) => {
         crate::algo::builder::router_plumbing!(@impl $router, $name {
             #[inline]
             fn route(&self, key: &[u8]) -> crate::NodeId {
@@ -201,3 +213,29 @@ macro_rules! router_plumbing {
     };
 }
 pub(crate) use router_plumbing;
+
+/// `route_batch` for a router that maps a 64-bit hash to its owner: the keys are hashed a
+/// chunk at a time with [`KeyHasher::hash_batch`] (the multi-lane MD5, the batched CRC16),
+/// then each hash is looked up with `owner`.
+///
+/// # Panics
+/// If `keys.len() != out.len()`.
+#[inline]
+pub(crate) fn route_batch_by_hash(
+    hasher: &KeyHasher,
+    keys: &[&[u8]],
+    out: &mut [crate::NodeId],
+    owner: impl Fn(u64) -> crate::NodeId,
+) {
+    assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
+    // 64 hashes (512 bytes) stay in L1 and cover 4 rounds of the 16-lane MD5 kernel.
+    const CHUNK: usize = 64;
+    let mut hashes = [0u64; CHUNK];
+    for (ks, os) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+        let hs = &mut hashes[..ks.len()];
+        hasher.hash_batch(ks, hs);
+        for (o, &h) in os.iter_mut().zip(hs.iter()) {
+            *o = owner(h);
+        }
+    }
+}

@@ -149,7 +149,7 @@ impl Jump {
     }
 }
 
-router_plumbing!(Jump, "jump" {
+router_plumbing!(Jump, "jump", own_batch {
     /// Hashes a chunk of keys, then jumps them all with [`bucket_batch`].
     fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
         assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
@@ -159,9 +159,7 @@ router_plumbing!(Jump, "jump" {
         let n = self.nodes.len() as u32;
         for (ks, os) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
             let m = ks.len();
-            for (h, k) in hashes.iter_mut().zip(ks) {
-                *h = self.hasher.hash(k);
-            }
+            self.hasher.hash_batch(ks, &mut hashes[..m]);
             bucket_batch(&hashes[..m], n, &mut buckets[..m]);
             for (o, &b) in os.iter_mut().zip(&buckets[..m]) {
                 *o = NodeId::from_index(b);

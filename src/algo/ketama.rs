@@ -25,7 +25,7 @@ use std::ops::ControlFlow;
 use crate::algo::builder::{router_basics, router_plumbing};
 use crate::circle::{Circle, MAX_POINTS};
 use crate::error::{Error, Result};
-use crate::hash::md5_digest;
+use crate::hash::{md5_words, md5_words_batch};
 use crate::node::{Node, NodeId, NodeSet, Visited};
 use crate::Builder;
 
@@ -225,6 +225,48 @@ impl Builder<Ketama> {
     }
 }
 
+/// Every (point, owner) pair of the continuum, unsorted: node by node, digest by digest, the
+/// digests of all point names computed in batches by the multi-lane MD5.
+fn points_of(nodes: &NodeSet, counts: &[u64], variant: KetamaVariant, total: usize) -> Vec<(u32, u32)> {
+    const CHUNK: usize = 64;
+    let per_digest = variant.points_per_digest();
+    let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(total);
+    // Point names of one chunk, back to back, and where each ends.
+    let mut names: Vec<u8> = Vec::with_capacity(CHUNK * 32);
+    let mut ends: Vec<(usize, u32)> = Vec::with_capacity(CHUNK);
+    let mut words = vec![[0u32; 4]; CHUNK];
+    let mut buf = Vec::with_capacity(64);
+    let mut flush = |names: &mut Vec<u8>, ends: &mut Vec<(usize, u32)>, pairs: &mut Vec<(u32, u32)>| {
+        let mut start = 0;
+        let keys: Vec<&[u8]> = ends
+            .iter()
+            .map(|&(end, _)| {
+                let k = &names[start..end];
+                start = end;
+                k
+            })
+            .collect();
+        md5_words_batch(&keys, &mut words[..keys.len()]);
+        for (w, &(_, owner)) in words.iter().zip(ends.iter()) {
+            pairs.extend(w[..per_digest].iter().map(|&p| (p, owner)));
+        }
+        names.clear();
+        ends.clear();
+    };
+    for ((id, node), &d) in nodes.iter().zip(counts) {
+        for k in 0..d {
+            variant.point_name(&mut buf, node.name(), k);
+            names.extend_from_slice(&buf);
+            ends.push((names.len(), id.as_u32()));
+            if ends.len() == CHUNK {
+                flush(&mut names, &mut ends, &mut pairs);
+            }
+        }
+    }
+    flush(&mut names, &mut ends, &mut pairs);
+    pairs
+}
+
 impl Ketama {
     fn new(nodes: NodeSet, variant: KetamaVariant) -> Result<Ketama> {
         let n = nodes.len();
@@ -247,18 +289,7 @@ impl Ketama {
             rank[id as usize] = r as u32;
         }
 
-        let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(total_points as usize);
-        let mut buf = Vec::with_capacity(64);
-        for ((id, node), &d) in nodes.iter().zip(&counts) {
-            for k in 0..d {
-                variant.point_name(&mut buf, node.name(), k);
-                let digest = md5_digest(&buf);
-                for h in 0..per_digest {
-                    let p = u32::from_le_bytes(digest[4 * h..4 * h + 4].try_into().expect("4 bytes"));
-                    pairs.push((p, id.as_u32()));
-                }
-            }
-        }
+        let mut pairs = points_of(&nodes, &counts, variant, total_points as usize);
         if pairs.is_empty() {
             // Only reachable when weights overflow the variant's f32 arithmetic (w > 3.4e38).
             return Err(Error::InvalidParameter {
@@ -275,8 +306,7 @@ impl Ketama {
     /// The key hash every variant uses: the first 4 bytes of `MD5(key)`, little-endian.
     #[inline]
     pub fn key_hash(key: &[u8]) -> u32 {
-        let d = md5_digest(key);
-        u32::from_le_bytes([d[0], d[1], d[2], d[3]])
+        md5_words(key)[0]
     }
 
     /// Index of the point that owns hash `h`, with the variant's comparison, wrapping to 0.
@@ -347,6 +377,28 @@ impl Ketama {
 }
 
 router_plumbing!(Ketama, "ketama", no_hash64 {
+    /// MD5s a chunk of keys at once with the multi-lane kernel, then searches the continuum for
+    /// all of them in lockstep (their cache misses overlap).
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
+        const CHUNK: usize = 64;
+        let mut words = [[0u32; 4]; CHUNK];
+        let mut hashes = [0u32; CHUNK];
+        let mut idx = [0usize; CHUNK];
+        let strict = self.variant.strictly_greater();
+        for (ks, os) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+            let m = ks.len();
+            md5_words_batch(ks, &mut words[..m]);
+            for (h, w) in hashes.iter_mut().zip(&words[..m]) {
+                *h = w[0];
+            }
+            self.circle.successor_batch_lockstep(&hashes[..m], strict, &mut idx[..m]);
+            for (o, &i) in os.iter_mut().zip(&idx[..m]) {
+                *o = self.circle.owner(i);
+            }
+        }
+    }
+
     /// Walks the continuum clockwise from the key's point, skipping nodes already produced;
     /// nodes that own no point (weight rounded to 0 digests) follow in name order.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {

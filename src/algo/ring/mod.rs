@@ -164,24 +164,6 @@ impl Ring {
         self.circle.owner_prefetching(hash)
     }
 
-    /// `out[k] = hasher.hash(keys[k])`.
-    #[inline]
-    fn hash_chunk(&self, keys: &[&[u8]], out: &mut [u64]) {
-        match self.hasher {
-            // The default hasher, called directly so the per-key loop has no enum dispatch.
-            KeyHasher::Xxh3 { seed: 0 } => {
-                for (h, k) in out.iter_mut().zip(keys) {
-                    *h = xxhash_rust::xxh3::xxh3_64(k);
-                }
-            }
-            hasher => {
-                for (h, k) in out.iter_mut().zip(keys) {
-                    *h = hasher.hash(k);
-                }
-            }
-        }
-    }
-
     /// Index of the point that owns `hash`: the first point `>= hash`, wrapping to 0.
     #[inline]
     pub fn point_index(&self, hash: u64) -> usize {
@@ -198,7 +180,7 @@ impl Ring {
     }
 }
 
-router_plumbing!(Ring, "ring" {
+router_plumbing!(Ring, "ring", own_batch {
     /// Software-pipelined: hashes and searches chunk `k + 1` while the owner lines of chunk `k`
     /// (prefetched as soon as its indices are known) arrive, then reads chunk `k`'s owners.
     /// Measured against reading the owners inside the radix kernel (prefetched with each key's
@@ -216,7 +198,7 @@ router_plumbing!(Ring, "ring" {
         for (n, (ks, os)) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
             let m = ks.len();
             let cur = n & 1;
-            self.hash_chunk(ks, &mut hashes[..m]);
+            self.hasher.hash_batch(ks, &mut hashes[..m]);
             self.circle.successor_batch(&hashes[..m], &mut idx[cur][..m]);
             for &i in &idx[cur][..m] {
                 crate::arch::prefetch(self.circle.owners(), i);
