@@ -28,6 +28,14 @@ fn mix_k2(k2: u64) -> u64 {
     k2.wrapping_mul(C2_64).rotate_left(33).wrapping_mul(C1_64)
 }
 
+/// Up to 8 bytes read little-endian, missing high bytes zero. A byte loop rather than a
+/// variable-length copy into a buffer, which compiles to a `memcpy` call.
+#[inline(always)]
+fn le_partial(bytes: &[u8]) -> u64 {
+    debug_assert!(bytes.len() <= 8);
+    bytes.iter().rev().fold(0, |v, &b| v << 8 | u64::from(b))
+}
+
 /// MurmurHash3 x64_128 of `key`: `(h1, h2)`, the low and high halves of the 128-bit value.
 #[inline]
 pub(crate) fn x64_128(key: &[u8], seed: u32) -> (u64, u64) {
@@ -43,13 +51,11 @@ pub(crate) fn x64_128(key: &[u8], seed: u32) -> (u64, u64) {
         h2 = h2.rotate_left(31).wrapping_add(h1).wrapping_mul(5).wrapping_add(0x3849_5ab5);
     }
     let tail = blocks.remainder();
+    if tail.len() > 8 {
+        h2 ^= mix_k2(le_partial(&tail[8..]));
+    }
     if !tail.is_empty() {
-        let mut buf = [0u8; 16];
-        buf[..tail.len()].copy_from_slice(tail);
-        if tail.len() > 8 {
-            h2 ^= mix_k2(u64::from_le_bytes(buf[8..].try_into().expect("8 bytes")));
-        }
-        h1 ^= mix_k1(u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")));
+        h1 ^= mix_k1(le_partial(&tail[..tail.len().min(8)]));
     }
     let len = key.len() as u64;
     h1 ^= len;
@@ -82,9 +88,7 @@ pub(crate) fn x86_32(key: &[u8], seed: u32) -> u32 {
     }
     let tail = blocks.remainder();
     if !tail.is_empty() {
-        let mut buf = [0u8; 4];
-        buf[..tail.len()].copy_from_slice(tail);
-        h ^= mix_k32(u32::from_le_bytes(buf));
+        h ^= mix_k32(le_partial(tail) as u32);
     }
     h ^= key.len() as u32;
     h ^= h >> 16;
