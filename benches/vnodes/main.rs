@@ -24,6 +24,7 @@ mod report;
 mod claims;
 mod config;
 mod data;
+mod hashing;
 mod plots;
 mod recommendation;
 mod sections;

@@ -45,6 +45,7 @@ pub(crate) fn draw_all(dir: &Path, ctx: &Context<'_>) -> Vec<Plot> {
     cache_hit_rate(&mut p, ctx);
     throughput_vs_threads(&mut p, ctx);
     lookup_kernels(&mut p);
+    p.done.extend(crate::hashing::plot(dir));
     p.done
 }
 

@@ -25,6 +25,7 @@ pub(crate) fn write_report(dir: &Path, ctx: &Context<'_>, plots: &[Plot]) -> Res
         cache(ctx),
         throughput(ctx),
         lookup_kernels(),
+        crate::hashing::section(dir),
         performance_targets(),
         peers(dir),
         instruction_counts(),
@@ -310,6 +311,6 @@ fn plot_list(plots: &[Plot]) -> String {
 }
 
 fn data_files() -> String {
-    "## Data\n\n`balance.csv`, `lookup.csv`, `movement.csv`, `throughput.csv`, `cache_timeline.csv` in this folder.\n"
+    "## Data\n\n`balance.csv`, `lookup.csv`, `movement.csv`, `throughput.csv`, `cache_timeline.csv`, `hash_kernels.csv` in this folder.\n"
         .to_string()
 }

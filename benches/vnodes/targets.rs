@@ -173,6 +173,7 @@ pub(crate) fn performance_targets() -> String {
     let what = format!("rendezvous ns per node scored, 100 nodes ({} path)", isa.name());
     rows.push(limit_row(what, "≤ 1", hrw, |v| v <= 1.0, 3));
     rows.extend(bytes_per_point_row());
+    rows.extend(crate::hashing::target_rows());
     let mut out = String::from(
         "\n## Performance targets\n\nRatios of criterion medians from the same run (one machine, same load), \
 so they compare like with like even on a shared machine. 4096 pre-generated 16-byte keys per \

@@ -8,10 +8,10 @@
 //! |---|---|---|
 //! | [`KeyHasher::Xxh3`] (default) | a few ns | everything new |
 //! | [`KeyHasher::Xxh64`] | a few ns | compatibility (Maglev/Envoy, go-rendezvous) |
-//! | [`KeyHasher::Murmur3X64`] | tens of ns | compatibility with Murmur3-based clients (h1 of x64_128) |
-//! | [`KeyHasher::Murmur3X86_32`] | tens of ns | compatibility (Guava, many Java clients) |
+//! | [`KeyHasher::Murmur3X64`] | a few ns | compatibility with Murmur3-based clients (h1 of x64_128) |
+//! | [`KeyHasher::Murmur3X86_32`] | a few ns | compatibility (Guava, many Java clients) |
 //! | [`KeyHasher::Md5`] | ~100 ns | Ketama (first 8 bytes, little-endian) |
-//! | [`KeyHasher::Crc16`] | tens of ns | Redis Cluster slots (16 bits only) |
+//! | [`KeyHasher::Crc16`] | a few ns (slicing-by-16) | Redis Cluster slots (16 bits only) |
 //! | [`KeyHasher::Xxh32`] | a few ns | compatibility (commons-codec / BinomialHash, 32 bits) |
 //! | [`KeyHasher::Crc32`] | tens of ns | nginx `hash ... consistent` (32 bits) |
 //! | [`KeyHasher::Sdbm`] | ~1 ns/byte | HAProxy `hash-type ... sdbm` (32 bits) |
@@ -22,6 +22,9 @@
 //! | [`KeyHasher::Fnv1a32`] | ~1 ns/byte | twemproxy `hash: fnv1a_64` (32 bits) |
 //!
 //! The 32-bit hashers are zero-extended: their `u64` has the upper 32 bits clear.
+//!
+//! [`KeyHasher::hash_batch`] hashes many keys at once; every router's `route_batch` goes through
+//! it, so a router configured with MD5 gets the multi-lane kernel without asking.
 //!
 //! No process-randomized hasher exists here: a route must never depend on the process.
 
