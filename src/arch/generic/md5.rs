@@ -92,6 +92,12 @@ pub(crate) fn compress(state: &mut [u32; 4], block: &[u8; 64]) {
     for (w, c) in m.iter_mut().zip(block.chunks_exact(4)) {
         *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
     }
+    compress_words(state, &m);
+}
+
+/// One MD5 compression of a block given as its 16 little-endian message words.
+#[inline]
+pub(crate) fn compress_words(state: &mut [u32; 4], m: &[u32; 16]) {
     let [mut a, mut b, mut c, mut d] = *state;
     // The round functions in the forms with the shortest dependency on `b` (the value the
     // previous step just produced); G's two terms have disjoint bits, so `+` equals `|` and
@@ -109,15 +115,33 @@ pub(crate) fn compress(state: &mut [u32; 4], block: &[u8; 64]) {
         (i, $a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $s:expr, $k:expr) => {
             step!(@ $a, $b, $m, $s, $k, $c ^ ($b | !$d))
         };
-        (@ $a:ident, $b:ident, $m:expr, $s:expr, $k:expr, $fun:expr) => {
-            $a = $a.wrapping_add($k).wrapping_add(m[$m]).wrapping_add($fun).rotate_left($s).wrapping_add($b)
-        };
+        (@ $a:ident, $b:ident, $m:expr, $s:expr, $k:expr, $fun:expr) => {{
+            let t = opaque($a.wrapping_add($k).wrapping_add(m[$m]));
+            $a = t.wrapping_add($fun).rotate_left($s).wrapping_add($b)
+        }};
     }
     md5_steps!(step, a, b, c, d);
     state[0] = state[0].wrapping_add(a);
     state[1] = state[1].wrapping_add(b);
     state[2] = state[2].wrapping_add(c);
     state[3] = state[3].wrapping_add(d);
+}
+
+/// `x`, hidden from the optimizer so it cannot reassociate the step's sum.
+///
+/// LLVM moves constants to the end of an addition chain, which puts the step constant after
+/// the round function: one more add on MD5's serial step chain, every step. Adding it to the
+/// message word and the old state first, then hiding that sum, keeps the chain at round
+/// function, add, rotate, add.
+#[inline(always)]
+fn opaque(mut x: u32) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: an empty assembly block that only claims to read and write `x` in a register: it
+    // touches no memory, no stack and no flags' consumers, so `x` comes back unchanged.
+    unsafe {
+        std::arch::asm!("/* {0:e} */", inout(reg) x, options(pure, nomem, nostack, preserves_flags));
+    }
+    x
 }
 
 /// How many 64-byte blocks the padded message of a `len`-byte key has (the padding is one
@@ -180,23 +204,61 @@ fn copy_short(dst: &mut [u8; 64], src: &[u8]) {
 #[inline]
 pub fn md5_words(key: &[u8]) -> [u32; 4] {
     let mut state = IV;
-    let mut buf = [0u8; 64];
     let blocks = block_count(key.len());
-    if blocks == 1 {
-        block_bytes(key, 0, 1, &mut buf);
-        compress(&mut state, &buf);
-        return state;
-    }
     let mut chunks = key.chunks_exact(64);
     for c in &mut chunks {
         compress(&mut state, c.try_into().unwrap_or(&[0; 64]));
     }
-    let done = key.len() / 64;
-    for i in done..blocks {
-        block_bytes(key, i, blocks, &mut buf);
-        compress(&mut state, &buf);
+    let mut m = [0u32; 16];
+    for i in key.len() / 64..blocks {
+        block_words(key, i, blocks, &mut m);
+        compress_words(&mut state, &m);
     }
     state
+}
+
+/// [`block_bytes`] as message words, for the scalar paths.
+///
+/// Built in registers, not by byte stores into a buffer: a word load that spans a byte store
+/// and an older store cannot be forwarded and waits for both to reach the cache, which cost
+/// more than a fifth of a short key's hash, right at the start of the step chain.
+#[inline]
+pub(crate) fn block_words(key: &[u8], i: usize, blocks: usize, m: &mut [u32; 16]) {
+    let start = i * 64;
+    if let Some(full) = key.get(start..start + 64) {
+        for (w, c) in m.iter_mut().zip(full.chunks_exact(4)) {
+            *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        return;
+    }
+    *m = [0; 16];
+    if let Some(rest) = key.get(start..) {
+        let whole = rest.len() / 4;
+        for (w, c) in m.iter_mut().zip(rest.chunks_exact(4)) {
+            *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        m[whole] = tail_word(rest) | 0x80 << (8 * (rest.len() % 4));
+    }
+    if i + 1 == blocks {
+        let bits = (key.len() as u64).wrapping_mul(8);
+        m[14] = bits as u32;
+        m[15] = (bits >> 32) as u32;
+    }
+}
+
+/// The last `len % 4` bytes of `rest` as a little-endian word (0 when `len % 4 == 0`), read
+/// without touching anything past the slice.
+#[inline(always)]
+fn tail_word(rest: &[u8]) -> u32 {
+    let (n, r) = (rest.len(), rest.len() % 4);
+    if r == 0 {
+        0
+    } else if n >= 4 {
+        u32::from_le_bytes([rest[n - 4], rest[n - 3], rest[n - 2], rest[n - 1]]) >> (8 * (4 - r))
+    } else {
+        // 1..=3 bytes: first, middle and last (the same byte when r == 1).
+        u32::from(rest[0]) | u32::from(rest[r / 2]) << (8 * (r / 2)) | u32::from(rest[r - 1]) << (8 * (r - 1))
+    }
 }
 
 /// [`md5_words`] of every key: the portable twin of the SIMD batches (`keys.len() ==
@@ -292,12 +354,12 @@ fn start_lane<const L: usize>(state: &mut [[u32; L]; 4], l: usize, key: &[u8], i
 /// Finishes every busy lane with the scalar compression, from its current state and block.
 #[cold]
 fn finish_scalar<const L: usize>(keys: &[&[u8]], out: &mut [[u32; 4]], state: &[[u32; L]; 4], lanes: &[Lane; L]) {
-    let mut buf = [0u8; 64];
+    let mut m = [0u32; 16];
     for (l, lane) in lanes.iter().enumerate().filter(|(_, lane)| lane.key != usize::MAX) {
         let mut s = [state[0][l], state[1][l], state[2][l], state[3][l]];
         for b in lane.block..lane.blocks {
-            block_bytes(keys[lane.key], b, lane.blocks, &mut buf);
-            compress(&mut s, &buf);
+            block_words(keys[lane.key], b, lane.blocks, &mut m);
+            compress_words(&mut s, &m);
         }
         out[lane.key] = s;
     }

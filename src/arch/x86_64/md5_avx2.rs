@@ -59,6 +59,17 @@ fn message8(rows: &[[u8; 64]]) -> [__m256i; 16] {
     std::array::from_fn(|w| if w < 8 { lo[w] } else { hi[w - 8] })
 }
 
+/// `x`, hidden from the optimizer: as in the scalar `compress_words`, so that the step constant
+/// is added off the step chain instead of after the round function.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn opaque(mut x: __m256i) -> __m256i {
+    // SAFETY: an empty assembly block that only claims to read and write `x` in a vector
+    // register (enabled by this function's target features): no memory, stack or flags.
+    unsafe { std::arch::asm!("/* {0} */", inout(ymm_reg) x, options(pure, nomem, nostack, preserves_flags)) };
+    x
+}
+
 /// One MD5 compression in each of 16 lanes (see [`generic::md5_lanes`] for the layout).
 #[inline]
 #[target_feature(enable = "avx2")]
@@ -96,7 +107,7 @@ fn compress16(state: &mut [[u32; LANES]; 4], rows: &[[u8; 64]; LANES]) {
         (@ $a:ident, $b:ident, $m:expr, $s:expr, $k:expr, $fun:expr) => {{
             let fun = $fun;
             for h in 0..2 {
-                let t = _mm256_add_epi32(_mm256_add_epi32($a[h], _mm256_set1_epi32({ let k: u32 = $k; k as i32 })), m[h][$m]);
+                let t = opaque(_mm256_add_epi32(_mm256_add_epi32($a[h], _mm256_set1_epi32({ let k: u32 = $k; k as i32 })), m[h][$m]));
                 let t = _mm256_add_epi32(t, fun(h));
                 let r = _mm256_or_si256(_mm256_slli_epi32::<$s>(t), _mm256_srli_epi32::<{ 32 - $s }>(t));
                 $a[h] = _mm256_add_epi32(r, $b[h]);

@@ -57,6 +57,17 @@ fn message16(rows: &[[u8; 64]]) -> [__m512i; 16] {
     m
 }
 
+/// `x`, hidden from the optimizer: as in the scalar `compress_words`, so that the step constant
+/// is added off the step chain instead of after the round function.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn opaque(mut x: __m512i) -> __m512i {
+    // SAFETY: an empty assembly block that only claims to read and write `x` in a vector
+    // register (enabled by this function's target features): no memory, stack or flags.
+    unsafe { std::arch::asm!("/* {0} */", inout(zmm_reg) x, options(pure, nomem, nostack, preserves_flags)) };
+    x
+}
+
 /// One MD5 compression in each of the lanes (see [`generic::md5_lanes`] for the layout).
 #[inline]
 #[target_feature(enable = "avx512f")]
@@ -71,7 +82,7 @@ fn compress(state: &mut [[u32; LANES]; 4], rows: &[[u8; 64]; LANES]) {
     macro_rules! step {
         ($fun:ident, $a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $s:expr, $k:expr) => {
             for v in 0..VECS {
-                let t = _mm512_add_epi32(_mm512_add_epi32($a[v], _mm512_set1_epi32({ let k: u32 = $k; k as i32 })), m[v][$m]);
+                let t = opaque(_mm512_add_epi32(_mm512_add_epi32($a[v], _mm512_set1_epi32({ let k: u32 = $k; k as i32 })), m[v][$m]));
                 let f = step!(@ $fun, $b[v], $c[v], $d[v]);
                 $a[v] = _mm512_add_epi32(_mm512_rol_epi32::<$s>(_mm512_add_epi32(t, f)), $b[v]);
             }
