@@ -269,17 +269,18 @@ pub(crate) fn md5_batch(keys: &[&[u8]], out: &mut [[u32; 4]]) {
     }
 }
 
-/// Where one lane of a multi-lane kernel stands: which key, and which block of its padded
-/// message comes next.
+/// Where one lane of a multi-lane kernel stands: which key (and its place in the batch), and
+/// which block of its padded message it is on. An idle lane has `blocks == 0`.
 #[derive(Clone, Copy)]
-struct Lane {
-    key: usize,
+struct Lane<'k> {
+    key: &'k [u8],
+    index: usize,
     block: usize,
     blocks: usize,
 }
 
 /// A lane with no key (batch exhausted): its state is computed and ignored.
-const IDLE: Lane = Lane { key: usize::MAX, block: 0, blocks: 0 };
+const IDLE: Lane<'static> = Lane { key: &[], index: 0, block: 0, blocks: 0 };
 
 /// When this few lanes are still busy and no key is waiting, the scalar loop finishes them:
 /// one scalar compression costs about as much as a whole vector of lanes.
@@ -300,68 +301,66 @@ pub(crate) fn md5_lanes<const L: usize>(
     mut compress_lanes: impl FnMut(&mut [[u32; L]; 4], &[[u8; 64]; L]),
 ) {
     let n = keys.len().min(out.len());
+    if n <= SCALAR_FINISH {
+        return md5_batch(&keys[..n], &mut out[..n]);
+    }
     let mut state = [[0u32; L]; 4];
     let mut rows = [[0u8; 64]; L];
     let mut lanes = [IDLE; L];
     let mut next = 0;
-    for (l, lane) in lanes.iter_mut().enumerate() {
-        if next < n {
-            *lane = start_lane(&mut state, l, keys[next], next);
-            next += 1;
-        }
+    for (l, (lane, row)) in lanes.iter_mut().zip(rows.iter_mut()).enumerate().take(n) {
+        *lane = start_lane(&mut state, l, keys[next], next);
+        block_bytes(lane.key, 0, lane.blocks, row);
+        next += 1;
     }
-    loop {
-        let mut busy = 0;
-        for (lane, row) in lanes.iter().zip(rows.iter_mut()) {
-            if lane.key != usize::MAX {
-                block_bytes(keys[lane.key], lane.block, lane.blocks, row);
-                busy += 1;
-            }
-        }
-        if busy == 0 {
-            return;
-        }
+    let mut busy = next;
+    while busy > 0 {
         if busy <= SCALAR_FINISH && next == n {
-            return finish_scalar(keys, out, &state, &lanes);
+            return finish_scalar(out, &state, &lanes);
         }
         compress_lanes(&mut state, &rows);
-        for (l, lane) in lanes.iter_mut().enumerate() {
-            if lane.key == usize::MAX {
+        // One pass: advance each lane, hand a finished key's state out and refill the lane,
+        // then build the lane's next block.
+        for (l, (lane, row)) in lanes.iter_mut().zip(rows.iter_mut()).enumerate() {
+            if lane.blocks == 0 {
                 continue;
             }
             lane.block += 1;
             if lane.block == lane.blocks {
-                out[lane.key] = [state[0][l], state[1][l], state[2][l], state[3][l]];
-                *lane = IDLE;
-                if next < n {
-                    *lane = start_lane(&mut state, l, keys[next], next);
-                    next += 1;
+                out[lane.index] = [state[0][l], state[1][l], state[2][l], state[3][l]];
+                if next == n {
+                    *lane = IDLE;
+                    busy -= 1;
+                    continue;
                 }
+                *lane = start_lane(&mut state, l, keys[next], next);
+                next += 1;
             }
+            block_bytes(lane.key, lane.block, lane.blocks, row);
         }
     }
 }
 
 /// Puts key number `index` into lane `l`: the initial state, block 0.
 #[inline(always)]
-fn start_lane<const L: usize>(state: &mut [[u32; L]; 4], l: usize, key: &[u8], index: usize) -> Lane {
+fn start_lane<'k, const L: usize>(state: &mut [[u32; L]; 4], l: usize, key: &'k [u8], index: usize) -> Lane<'k> {
     for (w, iv) in state.iter_mut().zip(IV) {
         w[l] = iv;
     }
-    Lane { key: index, block: 0, blocks: block_count(key.len()) }
+    Lane { key, index, block: 0, blocks: block_count(key.len()) }
 }
 
 /// Finishes every busy lane with the scalar compression, from its current state and block.
 #[cold]
-fn finish_scalar<const L: usize>(keys: &[&[u8]], out: &mut [[u32; 4]], state: &[[u32; L]; 4], lanes: &[Lane; L]) {
+fn finish_scalar<const L: usize>(out: &mut [[u32; 4]], state: &[[u32; L]; 4], lanes: &[Lane<'_>; L]) {
     let mut m = [0u32; 16];
-    for (l, lane) in lanes.iter().enumerate().filter(|(_, lane)| lane.key != usize::MAX) {
+    for (l, lane) in lanes.iter().enumerate().filter(|(_, lane)| lane.blocks != 0) {
         let mut s = [state[0][l], state[1][l], state[2][l], state[3][l]];
         for b in lane.block..lane.blocks {
-            block_words(keys[lane.key], b, lane.blocks, &mut m);
+            block_words(lane.key, b, lane.blocks, &mut m);
             compress_words(&mut s, &m);
         }
-        out[lane.key] = s;
+        out[lane.index] = s;
     }
 }
 
