@@ -207,7 +207,7 @@ impl Kernels {
     }
 }
 
-/// [`Kernels::md5_batch`] on an explicit path (tests and benchmarks call each path; see
+/// `Kernels::md5_batch` on an explicit path (tests and benchmarks call each path; see
 /// `internals::md5_batch_with`).
 ///
 /// # Panics

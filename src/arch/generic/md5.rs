@@ -198,9 +198,10 @@ fn copy_short(dst: &mut [u8; 64], src: &[u8]) {
 /// The MD5 state words (A, B, C, D) of `key`: the digest is their little-endian bytes in that
 /// order, bit-identical to the md-5 crate.
 ///
-/// Cost: one compression per 64-byte block of the padded key ([`block_count`]); keys of up to
-/// 55 bytes take the one-block path, with no hasher object, buffering or finalization. No heap
-/// allocation. The scalar twin of `Kernels::md5_batch` and the single-key path.
+/// Cost: one compression per 64-byte block of the padded key (`(len + 8) / 64 + 1` blocks),
+/// so a key of up to 55 bytes is a single compression, with no hasher object, buffering or
+/// finalization. No heap allocation. The scalar twin of `Kernels::md5_batch` and the
+/// single-key path.
 #[inline]
 pub fn md5_words(key: &[u8]) -> [u32; 4] {
     let mut state = IV;

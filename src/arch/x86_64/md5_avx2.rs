@@ -50,8 +50,8 @@ fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
 #[target_feature(enable = "avx2")]
 fn message8(rows: &[[u8; 64]]) -> [__m256i; 16] {
     let half = |off: usize| {
-        // SAFETY: `rows` holds 8 blocks of 64 bytes (both callers pass a chunk of 8) and
-        // `off + 32 <= 64`, so each unaligned 32-byte load stays inside its block.
+        // SAFETY: `rows[l]` is a bounds-checked `[u8; 64]` and `off` is 0 or 32, so the
+        // unaligned 32-byte load stays inside that block.
         std::array::from_fn(|l| unsafe { _mm256_loadu_si256(rows[l].as_ptr().add(off).cast()) })
     };
     let lo = transpose8(half(0));

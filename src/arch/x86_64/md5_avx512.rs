@@ -26,8 +26,8 @@ const TERN_I: i32 = 0x39;
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn message16(rows: &[[u8; 64]]) -> [__m512i; 16] {
-    // SAFETY: `rows` holds 16 blocks of 64 bytes (the caller passes a chunk of 16): each
-    // unaligned 64-byte load is one whole block.
+    // SAFETY: `rows[l]` is a bounds-checked `[u8; 64]`: the unaligned 64-byte load is exactly
+    // that block.
     let r: [__m512i; 16] = std::array::from_fn(|l| unsafe { _mm512_loadu_si512(rows[l].as_ptr().cast()) });
     // Within each 128-bit chunk, as in a 4×4 transpose: u[4g + j], chunk q = word 4q + j of
     // rows 4g..4g + 4.
@@ -73,8 +73,9 @@ fn opaque(mut x: __m512i) -> __m512i {
 #[target_feature(enable = "avx512f")]
 fn compress(state: &mut [[u32; LANES]; 4], rows: &[[u8; 64]; LANES]) {
     let m: [[__m512i; 16]; VECS] = std::array::from_fn(|v| message16(&rows[16 * v..16 * v + 16]));
-    // SAFETY: each state row is `LANES` u32; the unaligned 64-byte load at `16 * v` stays inside.
     let load = |w: &[u32; LANES]| -> [__m512i; VECS] {
+        // SAFETY: each state row is `LANES` = 16 * VECS u32, and `v < VECS`: the unaligned
+        // 64-byte load at `16 * v` stays inside it.
         std::array::from_fn(|v| unsafe { _mm512_loadu_si512(w.as_ptr().add(16 * v).cast()) })
     };
     let init = [load(&state[0]), load(&state[1]), load(&state[2]), load(&state[3])];
