@@ -283,9 +283,10 @@ struct Lane<'k> {
 /// A lane with no key (batch exhausted): its state is computed and ignored.
 const IDLE: Lane<'static> = Lane { key: &[], index: 0, block: 0, blocks: 0 };
 
-/// When this few lanes are still busy and no key is waiting, the scalar loop finishes them:
-/// one scalar compression costs about as much as a whole vector of lanes.
-const SCALAR_FINISH: usize = 1;
+/// When this few lanes are still busy and no key is waiting (or the whole batch is this
+/// small), the scalar loop finishes them: a vector step of every lane costs about as much as
+/// two to three scalar compressions, on AVX2 and AVX-512 alike.
+const SCALAR_FINISH: usize = 2;
 
 /// The lane scheduler of the multi-lane kernels, written once: `L` lanes each walk their own
 /// key's padded blocks; when a key's last block is done its state goes to `out` and the lane
