@@ -196,7 +196,8 @@ impl Kernels {
     /// bytes of `out[i][0]`, then `[1]`, `[2]`, `[3]`, bit-identical to the md-5 crate (and to
     /// [`generic::md5_words`]). Any lengths, mixed in one batch, any batch size; the SIMD paths
     /// hash 16 (AVX2) or 32 (AVX-512) keys side by side, one 64-byte block per lane per step,
-    /// with no heap allocation.
+    /// with no heap allocation; batches (and batch tails) of up to two keys run the scalar
+    /// loop, which is faster there.
     ///
     /// # Panics
     /// If `keys.len() != out.len()`.
