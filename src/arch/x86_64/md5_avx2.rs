@@ -1,17 +1,21 @@
-//! AVX2 multi-buffer MD5: 16 lanes as two interleaved vectors of 8 `u32`.
+//! AVX2 multi-buffer MD5: 8 `u32` lanes per vector, `VECS` interleaved vectors per call.
 //!
 //! One vector of 8 lanes is bound by the latency of MD5's serial step chain (each step needs
 //! the previous one's result), not by throughput; two independent vectors per step fill the
 //! idle ports. The lane scheduler and the padding are the portable ones
-//! ([`generic::md5_lanes`]); this file only moves 16 blocks into word-major order (two 8×8
-//! transposes per half) and runs the 64 steps.
+//! ([`generic::md5_lanes`]); this file only moves the blocks into word-major order (two 8×8
+//! transposes per vector) and runs the 64 steps. Two vectors measured best overall: one
+//! leaves ports idle, three gain little on large batches and lose on small ones (24 lanes).
 
 use std::arch::x86_64::*;
 
 use crate::arch::generic::{self, md5_steps};
 
-/// Lanes per call of [`compress16`].
-const LANES: usize = 16;
+/// Independent vectors per step: a second one fills the ports one step chain leaves idle.
+const VECS: usize = 2;
+
+/// Lanes per call of [`compress`].
+const LANES: usize = 8 * VECS;
 
 /// Transposes 8 rows of 8 `u32` (row = lane) into 8 vectors of one word across the lanes.
 #[inline]
@@ -70,14 +74,15 @@ fn opaque(mut x: __m256i) -> __m256i {
     x
 }
 
-/// One MD5 compression in each of 16 lanes (see [`generic::md5_lanes`] for the layout).
+/// One MD5 compression in each of the lanes (see [`generic::md5_lanes`] for the layout).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn compress16(state: &mut [[u32; LANES]; 4], rows: &[[u8; 64]; LANES]) {
-    let m = [message8(&rows[..8]), message8(&rows[8..])];
-    // SAFETY: each state row is 16 u32 = two unaligned 32-byte loads inside it.
-    let load = |w: &[u32; LANES]| unsafe {
-        [_mm256_loadu_si256(w.as_ptr().cast()), _mm256_loadu_si256(w.as_ptr().add(8).cast())]
+fn compress(state: &mut [[u32; LANES]; 4], rows: &[[u8; 64]; LANES]) {
+    let m: [[__m256i; 16]; VECS] = std::array::from_fn(|v| message8(&rows[8 * v..8 * v + 8]));
+    let load = |w: &[u32; LANES]| -> [__m256i; VECS] {
+        // SAFETY: each state row is `LANES` = 8 * VECS u32, and `v < VECS`: the unaligned
+        // 32-byte load at `8 * v` stays inside it.
+        std::array::from_fn(|v| unsafe { _mm256_loadu_si256(w.as_ptr().add(8 * v).cast()) })
     };
     let init = [load(&state[0]), load(&state[1]), load(&state[2]), load(&state[3])];
     let [mut a, mut b, mut c, mut d] = init;
@@ -106,8 +111,12 @@ fn compress16(state: &mut [[u32; LANES]; 4], rows: &[[u8; 64]; LANES]) {
         };
         (@ $a:ident, $b:ident, $m:expr, $s:expr, $k:expr, $fun:expr) => {{
             let fun = $fun;
-            for h in 0..2 {
-                let t = opaque(_mm256_add_epi32(_mm256_add_epi32($a[h], _mm256_set1_epi32({ let k: u32 = $k; k as i32 })), m[h][$m]));
+            let k = _mm256_set1_epi32({
+                let k: u32 = $k;
+                k as i32
+            });
+            for h in 0..VECS {
+                let t = opaque(_mm256_add_epi32(_mm256_add_epi32($a[h], k), m[h][$m]));
                 let t = _mm256_add_epi32(t, fun(h));
                 let r = _mm256_or_si256(_mm256_slli_epi32::<$s>(t), _mm256_srli_epi32::<{ 32 - $s }>(t));
                 $a[h] = _mm256_add_epi32(r, $b[h]);
@@ -116,16 +125,16 @@ fn compress16(state: &mut [[u32; LANES]; 4], rows: &[[u8; 64]; LANES]) {
     }
     md5_steps!(step, a, b, c, d);
     for (w, (v, v0)) in state.iter_mut().zip([a, b, c, d].into_iter().zip(init)) {
-        for h in 0..2 {
-            // SAFETY: `w[8h..8h + 8]` is inside the 16-word row: one unaligned 32-byte store.
+        for h in 0..VECS {
+            // SAFETY: `w[8h..8h + 8]` is inside the `LANES`-word row: one unaligned 32-byte store.
             unsafe { _mm256_storeu_si256(w.as_mut_ptr().add(8 * h).cast(), _mm256_add_epi32(v[h], v0[h])) };
         }
     }
 }
 
-/// MD5 state words of every key, 16 lanes at a time (`keys.len() == out.len()`, checked by the
+/// MD5 state words of every key, `LANES` lanes at a time (`keys.len() == out.len()`, checked by the
 /// dispatching caller).
 #[target_feature(enable = "avx2,popcnt")]
 pub(crate) fn md5_batch(keys: &[&[u8]], out: &mut [[u32; 4]]) {
-    generic::md5_lanes::<LANES>(keys, out, |s, r| compress16(s, r));
+    generic::md5_lanes::<LANES>(keys, out, |s, r| compress(s, r));
 }

@@ -82,8 +82,12 @@ fn compress(state: &mut [[u32; LANES]; 4], rows: &[[u8; 64]; LANES]) {
     let [mut a, mut b, mut c, mut d] = init;
     macro_rules! step {
         ($fun:ident, $a:ident, $b:ident, $c:ident, $d:ident, $m:expr, $s:expr, $k:expr) => {
+            let k = _mm512_set1_epi32({
+                let k: u32 = $k;
+                k as i32
+            });
             for v in 0..VECS {
-                let t = opaque(_mm512_add_epi32(_mm512_add_epi32($a[v], _mm512_set1_epi32({ let k: u32 = $k; k as i32 })), m[v][$m]));
+                let t = opaque(_mm512_add_epi32(_mm512_add_epi32($a[v], k), m[v][$m]));
                 let f = step!(@ $fun, $b[v], $c[v], $d[v]);
                 $a[v] = _mm512_add_epi32(_mm512_rol_epi32::<$s>(_mm512_add_epi32(t, f)), $b[v]);
             }
