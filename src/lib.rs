@@ -128,6 +128,7 @@ pub mod internals {
     pub use crate::algo::jump::bucket_batch_with as jump_bucket_batch_with;
     pub use crate::algo::ring::INDEX_MIN_POINTS;
     pub use crate::arch::Isa;
+    pub use crate::arch::{generic::md5_words, md5_batch_with};
     pub use crate::hash::{crc16_xmodem, md5_digest, murmur3_x64_128, murmur3_x86_32};
     pub use crate::migration::{plan_ketama, plan_points, plan_rings, plan_slots, PointSet};
 

@@ -248,3 +248,90 @@ proptest! {
         }
     }
 }
+
+/// MD5: the scalar `md5_words` and every path's `md5_batch` against the md-5 crate (a digest is
+/// the state words' little-endian bytes, A first).
+mod md5_kernels {
+    use super::paths;
+    use hashroute::internals::{md5_batch_with, md5_words, Isa};
+    use md5::{Digest, Md5};
+    use proptest::prelude::*;
+
+    fn digest_of(words: [u32; 4]) -> [u8; 16] {
+        let mut d = [0u8; 16];
+        for (c, w) in d.chunks_exact_mut(4).zip(words) {
+            c.copy_from_slice(&w.to_le_bytes());
+        }
+        d
+    }
+
+    fn want(keys: &[&[u8]]) -> Vec<[u8; 16]> {
+        keys.iter().map(|k| <[u8; 16]>::from(Md5::digest(k))).collect()
+    }
+
+    fn check(keys: &[&[u8]]) {
+        let want = want(keys);
+        let single: Vec<[u8; 16]> = keys.iter().map(|k| digest_of(md5_words(k))).collect();
+        assert_eq!(single, want, "md5_words, {} keys", keys.len());
+        for isa in paths() {
+            let mut out = vec![[0u32; 4]; keys.len()];
+            md5_batch_with(isa, keys, &mut out);
+            let got: Vec<[u8; 16]> = out.into_iter().map(digest_of).collect();
+            assert_eq!(got, want, "md5 batch on {}, {} keys", isa.name(), keys.len());
+        }
+    }
+
+    fn bytes(len: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_length_single_and_batched() {
+        for len in 0..=300 {
+            let ks: Vec<Vec<u8>> = (0..37).map(|i| bytes(len, i)).collect();
+            let keys: Vec<&[u8]> = ks.iter().map(Vec::as_slice).collect();
+            check(&keys[..1]);
+            check(&keys);
+        }
+    }
+
+    #[test]
+    fn memcached_sized_mixed_batch() {
+        // Ketama's shape: many short keys, a few near memcached's 250-byte limit, in one batch
+        // larger than every path's lane count.
+        let ks: Vec<Vec<u8>> = (0..1000).map(|i| bytes(if i % 97 == 0 { 250 } else { 5 + i % 40 }, i as u64)).collect();
+        let keys: Vec<&[u8]> = ks.iter().map(Vec::as_slice).collect();
+        check(&keys);
+    }
+
+    #[test]
+    fn unaligned_sub_slices_and_equal_keys() {
+        let buf = bytes(512, 99);
+        let keys: Vec<&[u8]> = (0..100).map(|o| &buf[o * 3 % 97..o * 3 % 97 + o * 7 % 300]).collect();
+        check(&keys);
+        check(&vec![&buf[1..17]; 33]);
+        check(&[&buf[511..], &buf[512..], &buf[..0]]);
+    }
+
+    #[test]
+    #[should_panic(expected = "same length")]
+    fn length_mismatch_panics() {
+        md5_batch_with(Isa::Portable, &[b"x".as_slice(), b"y"], &mut [[0; 4]]);
+    }
+
+    proptest! {
+        #[test]
+        fn random_mixed_batches_agree(ks in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..=300), 0..=70)) {
+            let keys: Vec<&[u8]> = ks.iter().map(Vec::as_slice).collect();
+            check(&keys);
+        }
+    }
+}

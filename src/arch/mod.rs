@@ -191,6 +191,31 @@ impl Kernels {
             generic::argmax_blocks(hashes, |h| crate::mix::xorshift_mult64(key ^ h))
         )
     }
+
+    /// MD5 of every key as its four state words (A, B, C, D): digest `i` is the little-endian
+    /// bytes of `out[i][0]`, then `[1]`, `[2]`, `[3]`, bit-identical to the md-5 crate (and to
+    /// [`generic::md5_words`]). Any lengths, mixed in one batch, any batch size; the SIMD paths
+    /// hash 16 (AVX2) or 32 (AVX-512) keys side by side, one 64-byte block per lane per step,
+    /// with no heap allocation; batches (and batch tails) of up to two keys run the scalar
+    /// loop, which is faster there.
+    ///
+    /// # Panics
+    /// If `keys.len() != out.len()`.
+    #[inline]
+    pub(crate) fn md5_batch(self, keys: &[&[u8]], out: &mut [[u32; 4]]) {
+        assert_eq!(keys.len(), out.len(), "md5_batch: keys and out must have the same length");
+        dispatch!(self, md5_batch(keys, out), generic::md5_batch(keys, out))
+    }
+}
+
+/// `Kernels::md5_batch` on an explicit path (tests and benchmarks call each path; see
+/// `internals::md5_batch_with`).
+///
+/// # Panics
+/// If `keys.len() != out.len()` or this CPU lacks `isa`.
+pub fn md5_batch_with(isa: Isa, keys: &[&[u8]], out: &mut [[u32; 4]]) {
+    let k = Kernels::new(isa).unwrap_or_else(|| panic!("md5: ISA {} is not supported on this CPU", isa.name()));
+    k.md5_batch(keys, out);
 }
 
 #[cold]

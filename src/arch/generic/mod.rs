@@ -8,10 +8,13 @@
 //! [`argmax_scalar`]), which the SIMD versions must equal bit for bit.
 
 mod jump;
+mod md5;
 mod rendezvous;
 mod search;
 
 pub(crate) use jump::{jump_batch, jump_bucket};
+pub use md5::md5_words;
+pub(crate) use md5::{md5_batch, md5_lanes, md5_steps};
 pub(crate) use rendezvous::argmax_blocks;
 #[cfg(test)]
 pub(crate) use rendezvous::argmax_scalar;

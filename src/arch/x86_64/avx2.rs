@@ -8,6 +8,8 @@
 
 use std::arch::x86_64::*;
 
+pub(crate) use super::md5_avx2::md5_batch;
+
 use crate::arch::generic::{self, RadixView, TreeView, LEAF, NODE};
 use crate::mix::{mix64, xorshift_mult64, JUMP_LCG, MIX64_C1, MIX64_C2, XORSHIFT_MULT};
 

@@ -6,6 +6,8 @@
 
 use std::arch::x86_64::*;
 
+pub(crate) use super::md5_avx512::md5_batch;
+
 use crate::arch::generic::{self, RadixView, TreeView, LEAF, NODE};
 use crate::mix::{JUMP_LCG, MIX64_C1, MIX64_C2, XORSHIFT_MULT};
 

@@ -10,6 +10,8 @@ use super::Isa;
 
 pub(super) mod avx2;
 pub(super) mod avx512;
+mod md5_avx2;
+mod md5_avx512;
 
 /// Whether the CPU has every feature `isa`'s module enables.
 pub(super) fn supported(isa: Isa) -> bool {
