@@ -6,7 +6,9 @@
 //! `<impl>` is `hashroute` (one key at a time), `hashroute-batch` (`KeyHasher::hash_batch`), or
 //! the peer crate: `md5crate` (md-5 `Md5::digest`), `table1` (crc `Crc<u16>`, a byte per step),
 //! `table16` (crc `Crc<u16, Table<16>>`), `crc16crate` (crc16 0.4), `crcfast` (crc-fast),
-//! `crate` (murmur3 0.5 through `io::Read`); `xxh3-hashroute` is the floor.
+//! `crate` (murmur3 0.5 through `io::Read`); `md5-<isa>-batch` runs the multi-lane MD5 on one
+//! instruction set (`portable`, `avx2`, `avx512`; a set the CPU lacks is skipped with a message);
+//! `xxh3-hashroute` is the floor.
 //! Lengths per mode: smoke and quick 16; default 16 and 250; full 8, 16, 32, 64, 250.
 
 // criterion's macros generate undocumented functions.
@@ -20,6 +22,7 @@ use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
+use hashroute::internals::Isa;
 use hashroute::{Ketama, KetamaVariant, KeyHasher, NodeId, RedisSlots, Router};
 use md5::{Digest, Md5};
 use rand::{Rng, SeedableRng};
@@ -77,6 +80,7 @@ fn hash_group(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("md5-hashroute-batch", len), |b| {
             b.iter(|| KeyHasher::Md5.hash_batch(&ks, black_box(&mut out)))
         });
+        md5_paths(&mut g, &ks);
         per_key(&mut g, "crc16-hashroute", &ks, hashroute::internals::crc16_xmodem);
         per_key(&mut g, "crc16-table1", &ks, |k| CRC_TABLE1.checksum(k));
         per_key(&mut g, "crc16-table16", &ks, |k| CRC_TABLE16.checksum(k));
@@ -90,6 +94,21 @@ fn hash_group(c: &mut Criterion) {
     }
     key_slot_benches(&mut g);
     g.finish();
+}
+
+/// `hash/md5-<isa>-batch/<len>`: the multi-lane MD5 on each instruction set the CPU has (the
+/// batch entry point above takes the widest).
+fn md5_paths(g: &mut BenchmarkGroup<'_, WallTime>, ks: &[&[u8]]) {
+    let mut words = vec![[0u32; 4]; ks.len()];
+    for isa in Isa::ALL {
+        if !isa.is_supported() {
+            eprintln!("SKIPPED: hash/md5-{}-batch: this CPU lacks it", isa.name());
+            continue;
+        }
+        g.bench_function(BenchmarkId::new(format!("md5-{}-batch", isa.name()), ks[0].len()), |b| {
+            b.iter(|| hashroute::internals::md5_batch_with(isa, ks, black_box(&mut words)))
+        });
+    }
 }
 
 /// `hash/keyslot-*/16`: the Redis key slot (tag scan + CRC16) of 16-byte keys without a tag.

@@ -44,18 +44,30 @@ fn find_byte(byte: u8, hay: &[u8]) -> Option<usize> {
         return memchr::memchr(byte, hay);
     }
     let pattern = u64::from(byte) * 0x0101_0101_0101_0101;
-    let mut words = hay.chunks_exact(8);
-    for (i, w) in (&mut words).enumerate() {
-        // Bytes equal to `byte` become zero; the classic SWAR test marks the lowest zero byte
-        // exactly (marks above it may be spurious, so only the lowest is used).
-        let v = u64::from_le_bytes(w.try_into().expect("8 bytes")) ^ pattern;
+    // Bytes equal to `byte` become zero; the classic SWAR test marks the lowest zero byte
+    // exactly (marks above it may be spurious, so only the lowest is used).
+    let first_match = |at: usize| {
+        let v = u64::from_le_bytes(hay[at..at + 8].try_into().expect("8 bytes")) ^ pattern;
         let zero = v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080;
-        if zero != 0 {
-            return Some(8 * i + (zero.trailing_zeros() / 8) as usize);
-        }
+        (zero != 0).then(|| at + (zero.trailing_zeros() / 8) as usize)
+    };
+    let n = hay.len();
+    if n < 8 {
+        return hay.iter().position(|&b| b == byte);
     }
-    let tail = words.remainder();
-    tail.iter().position(|&b| b == byte).map(|p| hay.len() - tail.len() + p)
+    let mut at = 0;
+    while at + 8 <= n {
+        if let Some(p) = first_match(at) {
+            return Some(p);
+        }
+        at += 8;
+    }
+    // The last partial word, read as the 8 bytes ending the haystack: the bytes it shares with
+    // the previous word hold no match, so its first match is the haystack's.
+    if at < n {
+        return first_match(n - 8);
+    }
+    None
 }
 
 /// The Redis Cluster slot of `key` (0..16384), exactly as `CLUSTER KEYSLOT` computes it:

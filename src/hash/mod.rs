@@ -28,8 +28,6 @@
 //!
 //! No process-randomized hasher exists here: a route must never depend on the process.
 
-use md5::{Digest, Md5};
-
 mod crc16;
 mod murmur3;
 
@@ -267,18 +265,18 @@ fn md5_batch_u64(keys: &[&[u8]], out: &mut [u64]) {
     }
 }
 
-/// The MD5 state words (A, B, C, D) of each key: the digest is their little-endian bytes.
+/// The MD5 state words (A, B, C, D) of each key: the digest is their little-endian bytes. The
+/// multi-lane kernel of the CPU's widest instruction set (see [`crate::arch`]).
+#[inline]
 pub(crate) fn md5_words_batch(keys: &[&[u8]], out: &mut [[u32; 4]]) {
-    for (o, k) in out.iter_mut().zip(keys) {
-        *o = md5_words(k);
-    }
+    crate::arch::Kernels::active().md5_batch(keys, out);
 }
 
-/// The MD5 state words of one key.
+/// The MD5 state words of one key: the crate's scalar MD5 (a one-block fast path for keys of
+/// up to 55 bytes), bit-identical with the md-5 crate.
 #[inline]
 pub(crate) fn md5_words(key: &[u8]) -> [u32; 4] {
-    let d = md5_digest(key);
-    std::array::from_fn(|i| u32::from_le_bytes(d[4 * i..4 * i + 4].try_into().expect("4 bytes")))
+    crate::arch::generic::md5_words(key)
 }
 
 /// MurmurHash3 x64_128 of `key`, returned as `(h1, h2)`.
@@ -298,7 +296,12 @@ pub fn murmur3_x86_32(key: &[u8], seed: u32) -> u32 {
 
 /// The MD5 digest of `key` (the crate's own scalar MD5, bit-identical with the md-5 crate).
 pub fn md5_digest(key: &[u8]) -> [u8; 16] {
-    Md5::digest(key).into()
+    let w = md5_words(key);
+    let mut d = [0u8; 16];
+    for (chunk, word) in d.chunks_exact_mut(4).zip(w) {
+        chunk.copy_from_slice(&word.to_le_bytes());
+    }
+    d
 }
 
 /// CRC16-XMODEM (poly 0x1021, init 0, no reflection, no xorout): Redis Cluster's key hash.
