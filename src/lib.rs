@@ -84,14 +84,19 @@ mod search;
 mod shared;
 
 pub use algo::anchor::Anchor;
+pub use algo::binomial::BinomialHash;
 pub use algo::bounded::BoundedLoads;
 pub use algo::builder::Builder;
+pub use algo::fliphash::FlipHash;
 pub use algo::jump::Jump;
+pub use algo::jumpback::{JumpBack, JumpBackGenerator};
+pub use algo::jumpback_anchor::{JumpBackAnchor, JumpBackAnchorBucketSet};
 pub use algo::ketama::{Ketama, KetamaVariant};
 pub use algo::maglev::Maglev;
 pub use algo::memento::Memento;
 pub use algo::modulo::Modulo;
 pub use algo::multiprobe::MultiProbe;
+pub use algo::power_ch::PowerCh;
 pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::{Layout, Ring};
 pub use algo::slots::RedisSlots;
@@ -116,6 +121,31 @@ pub mod jump {
     pub use crate::algo::jump::{bucket, bucket_batch, try_bucket};
 }
 
+/// JumpBackHash (Ertl 2024) on a 64-bit key: the memory-free kernel behind [`JumpBack`],
+/// bit-exact with hash4j.
+pub mod jumpback {
+    pub use crate::algo::jumpback::JumpBackGenerator as Generator;
+    pub use crate::algo::jumpback::{bucket, bucket_batch, try_bucket, try_bucket_with};
+}
+
+/// FlipHash (Masson & Lee 2024) on a 64-bit key: the kernel behind [`FlipHash`], bit-exact
+/// with the `fliphash` crate.
+pub mod fliphash {
+    pub use crate::algo::fliphash::{bucket, bucket_seeded, try_bucket};
+}
+
+/// Power consistent hashing (Leu 2023) on a 64-bit key: the kernel behind [`PowerCh`],
+/// bit-exact with the `power-consistent-hash` crate.
+pub mod power_ch {
+    pub use crate::algo::power_ch::{bucket, try_bucket};
+}
+
+/// BinomialHash (Coluzzi et al. 2024) on a 64-bit key hash: the kernel behind
+/// [`BinomialHash`], bit-exact with SUPSI's reference engine.
+pub mod binomial {
+    pub use crate::algo::binomial::{bucket, try_bucket};
+}
+
 /// Redis Cluster's key-to-slot function and slot layouts, behind [`RedisSlots`].
 pub mod slots {
     pub use crate::algo::slots::{hashed_part, key_slot, redis_cli_ranges, SLOTS};
@@ -126,6 +156,7 @@ pub mod slots {
 #[doc(hidden)]
 pub mod internals {
     pub use crate::algo::jump::bucket_batch_with as jump_bucket_batch_with;
+    pub use crate::algo::jumpback::bucket_batch_with as jumpback_bucket_batch_with;
     pub use crate::algo::ring::INDEX_MIN_POINTS;
     pub use crate::arch::Isa;
     pub use crate::hash::{crc16_xmodem, md5_digest, murmur3_x64_128, murmur3_x86_32};

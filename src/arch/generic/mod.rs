@@ -8,10 +8,14 @@
 //! [`argmax_scalar`]), which the SIMD versions must equal bit for bit.
 
 mod jump;
+mod jumpback;
 mod rendezvous;
 mod search;
 
 pub(crate) use jump::{jump_batch, jump_bucket};
+pub(crate) use jumpback::{
+    jumpback_batch, jumpback_bucket, jumpback_with, jumpback_xorshift_bucket, RandomSequence, SplitMix64,
+};
 pub(crate) use rendezvous::argmax_blocks;
 #[cfg(test)]
 pub(crate) use rendezvous::argmax_scalar;
