@@ -155,3 +155,43 @@ impl JumpBack {
         self.generator
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash4j_readme_example() {
+        let keys = [0x7f74_87ee_708c_8a96u64, 0x6265_648f_bc79_7f25, 0x85ef_23a0_b545_d53b];
+        assert_eq!(keys.map(|k| bucket(k, 2)), [1, 0, 0]);
+        assert_eq!(keys.map(|k| bucket(k, 3)), [1, 0, 2]);
+    }
+
+    #[test]
+    fn errors_and_names() {
+        assert_eq!(try_bucket(1, 0), Err(Error::ZeroBuckets));
+        assert_eq!(try_bucket_with(1, 0, JumpBackGenerator::XorshiftL7R9), Err(Error::ZeroBuckets));
+        for g in [JumpBackGenerator::SplitMix64, JumpBackGenerator::XorshiftL7R9] {
+            assert_eq!(g.name().parse::<JumpBackGenerator>().unwrap(), g);
+        }
+        assert!("pcg".parse::<JumpBackGenerator>().unwrap_err().to_string().contains("splitmix64"));
+        // The xorshift trap: equal halves give x == 0, bucket 0, for every n.
+        for n in [2u32, 1000, u32::MAX] {
+            assert_eq!(try_bucket_with(0xDEAD_BEEF_DEAD_BEEF, n, JumpBackGenerator::XorshiftL7R9), Ok(0));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "buckets must be at least 1")]
+    fn zero_buckets_panics() {
+        bucket(1, 0);
+    }
+
+    #[test]
+    fn router_only_drops_the_last_node() {
+        let r = JumpBack::from_names(["a", "b", "c"]).unwrap();
+        assert!(matches!(r.without_node("a"), Err(Error::Unsupported { .. })));
+        assert_eq!(r.without_node("c").unwrap().bucket(42), bucket(42, 2));
+        assert!(JumpBack::builder().weighted_nodes([("a", 2.0)]).build().is_err());
+    }
+}

@@ -347,3 +347,41 @@ router_plumbing!(JumpBackAnchor, "jumpback-anchor" {
         Ok(())
     }
 });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Router;
+
+    #[test]
+    fn hash4j_readme_example() {
+        let keys = [0x48ac_5021_66f7_61a8u64, 0x9b71_93f9_7ec9_cb79, 0x6ce8_8bf7_de8c_06c2];
+        let mut set = JumpBackAnchorBucketSet::new();
+        assert_eq!([set.add_bucket(), set.add_bucket(), set.add_bucket()], [0, 1, 2]);
+        assert_eq!(keys.map(|k| set.bucket(k).unwrap()), [1, 0, 2]);
+        assert!(set.remove_bucket(1));
+        assert_eq!(keys.map(|k| set.bucket(k).unwrap()), [2, 0, 2]);
+        assert_eq!(set.state(), [3, 0, 0, 0, 1, 0, 0, 0]);
+    }
+
+    #[test]
+    fn router_ids_follow_the_stack() {
+        let r = JumpBackAnchor::from_names(["a", "b", "c", "d"]).unwrap();
+        let r2 = r.without_node("b").unwrap();
+        assert_eq!(r2.bucket_set().removed(), &[1]);
+        // A different node added now takes b's id, and so exactly b's former keys.
+        let r3 = r2.with_node(Node::new("e")).unwrap();
+        for i in 0..200u64 {
+            let h = crate::mix::mix64(i);
+            let (before, after) = (r.route_hash(h).unwrap(), r3.route_hash(h).unwrap());
+            let name = |x: &JumpBackAnchor, id| x.node_name(id).to_owned();
+            if name(&r, before) == "b" {
+                assert_eq!(name(&r3, after), "e");
+            } else {
+                assert_eq!(name(&r, before), name(&r3, after));
+            }
+        }
+        assert!(matches!(r.without_node("zz"), Err(Error::UnknownNode { .. })));
+        assert!(JumpBackAnchor::from_names(["a"]).unwrap().without_node("a").is_err());
+    }
+}

@@ -178,7 +178,11 @@ impl Kernels {
     /// equal lengths (checked by the caller).
     #[inline]
     pub(crate) fn jumpback_batch(self, keys: &[u64], buckets: u32, xorshift: bool, out: &mut [u32]) {
-        generic::jumpback_batch(keys, buckets, xorshift, out)
+        dispatch!(
+            self,
+            jumpback_batch(keys, buckets, xorshift, out),
+            generic::jumpback_batch(keys, buckets, xorshift, out)
+        )
     }
 
     /// Scan position of the first maximum of `mix64(key ^ h)` over non-empty `hashes`.

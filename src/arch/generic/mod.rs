@@ -15,6 +15,7 @@ mod search;
 pub(crate) use jump::{jump_batch, jump_bucket};
 pub(crate) use jumpback::{
     jumpback_batch, jumpback_bucket, jumpback_with, jumpback_xorshift_bucket, RandomSequence, SplitMix64,
+    SPLITMIX_GAMMA,
 };
 pub(crate) use rendezvous::argmax_blocks;
 #[cfg(test)]
