@@ -265,7 +265,12 @@ fn edge_hashes_route_somewhere_valid() {
 // ---- The jump family (issue #14) ----
 
 /// The bucket-level functions of the only-last-bucket family.
-const BUCKET_FNS: &[(&str, fn(u64, u32) -> u32)] = &[
+/// A bucket function on (key, buckets).
+type BucketFn = fn(u64, u32) -> u32;
+/// A bucket function with the bucket count bound in.
+type KeyFn = Box<dyn Fn(u64) -> u32>;
+
+const BUCKET_FNS: &[(&str, BucketFn)] = &[
     ("jump", hashroute::jump::bucket),
     ("jumpback", hashroute::jumpback::bucket),
     ("jumpback-xorshift", |k, n| {
@@ -388,8 +393,8 @@ fn jump_family_balance_within_sampling_noise() {
     for id in [3, 17, 29, 41, 55, 62, 70, 88, 95, 104] {
         assert!(anchor_removed.remove_bucket(id));
     }
-    let mut fns: Vec<(&str, Box<dyn Fn(u64) -> u32>)> =
-        BUCKET_FNS.iter().map(|&(l, f)| (l, Box::new(move |k| f(k, n)) as Box<dyn Fn(u64) -> u32>)).collect();
+    let mut fns: Vec<(&str, KeyFn)> =
+        BUCKET_FNS.iter().map(|&(l, f)| (l, Box::new(move |k| f(k, n)) as KeyFn)).collect();
     fns.push(("jumpback-anchor-10-removed", Box::new(move |k| anchor_removed.bucket(k).unwrap())));
     for (label, f) in fns {
         let mut loads = std::collections::HashMap::<u32, u64>::new();
