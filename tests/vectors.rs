@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use hashroute::internals::{md5_digest, murmur3_x64_128, murmur3_x86_32};
 use hashroute::{jump, slots, Ketama, KetamaVariant, KeyHasher, Node, NodeId, NodeSet, RedisSlots, Router};
+use proptest::strategy::Strategy as _;
 
 use common::{parse_u64, read_csv, unhex};
 
@@ -487,4 +488,32 @@ fn jumpback_anchor_scenarios() {
         }
     }
     assert_eq!(steps, 19);
+}
+
+// The reference crates themselves as oracles, beyond the vector rows: FlipHash with any seed
+// (the vectors hold seed 0 only) and power CH over random keys and bucket counts.
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn fliphash_equals_the_crate_for_any_seed(key: u64, seed: u64, n in 1u32..=u32::MAX) {
+        let want = fliphash::fliphash_64_with_seed(key, seed, ..=u64::from(n - 1));
+        proptest::prop_assert_eq!(u64::from(hashroute::fliphash::bucket_seeded(key, seed, n).unwrap()), want);
+        if seed == 0 {
+            proptest::prop_assert_eq!(u64::from(hashroute::fliphash::bucket(key, n)), want);
+        }
+    }
+
+    #[test]
+    fn power_ch_equals_the_crate(key: u64, n in proptest::prop_oneof![2u32..100, 2u32..=(1 << 31), (1u32..31).prop_map(|s| (1 << s) + 1)]) {
+        let crate_hasher = power_consistent_hash::PowerConsistentHasher::try_new(n).unwrap();
+        proptest::prop_assert_eq!(hashroute::power_ch::bucket(key, n), crate_hasher.hash_u64(key));
+    }
+}
+
+#[test]
+fn power_ch_crate_rejects_one_bucket_and_we_answer_zero() {
+    assert!(power_consistent_hash::PowerConsistentHasher::try_new(1).is_err());
+    assert_eq!(hashroute::power_ch::bucket(u64::MAX, 1), 0);
+    assert_eq!(hashroute::power_ch::try_bucket(5, 0), Err(hashroute::Error::ZeroBuckets));
 }
