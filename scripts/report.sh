@@ -34,10 +34,10 @@ else
 fi
 
 # Criterion groups the report reads: lookup, jump, build (benches/lookup.rs); route, parallel
-# (benches/route.rs); rendezvous (benches/rendezvous.rs).
+# (benches/route.rs); rendezvous (benches/rendezvous.rs); jumpfamily (benches/jumpfamily.rs).
 # Stale medians from an earlier run must not leak into this report.
-rm -rf "$target_dir"/criterion/{lookup,jump,build,route,parallel,rendezvous}
-for bench in lookup route rendezvous; do
+rm -rf "$target_dir"/criterion/{lookup,jump,build,route,parallel,rendezvous,jumpfamily}
+for bench in lookup route rendezvous jumpfamily; do
     cargo bench --bench "$bench" -- "${crit_args[@]}"
 done
 cargo bench --bench peers

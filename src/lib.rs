@@ -32,6 +32,9 @@
 //! | [`Memento`] | 12 B × N | O(log N) | 1/N | no | yes | jump's speed with arbitrary removal |
 //! | [`Anchor`] | 24 B × capacity | O(1 + ln(a/w)) | 1/N | no | yes (up to a fixed capacity) | arbitrary removal, capacity known up front |
 //! | [`BoundedLoads`] | state per live key | preference walk | O(1/ε²) × plain | via router | via router | hard cap of (1+ε)× the mean load |
+//! | [`JumpBack`] | none | expected O(1) | 1/N, append/remove at the end only | no | no | numbered shards that only grow: jump at constant cost (hash4j-exact) |
+//! | [`FlipHash`], [`PowerCh`], [`BinomialHash`] | none | O(1) | 1/N, append/remove at the end only | no | no | agreeing with the `fliphash` / `power-consistent-hash` crates or SUPSI's BinomialHash |
+//! | [`JumpBackAnchor`] | 12 B × ids | O(1) + a draw per removed id met | 1/N | no | yes | constant-time arbitrary removal, no fixed capacity, shareable state (hash4j-exact) |
 //!
 //! ## Concepts
 //!
