@@ -6,7 +6,10 @@
 //! `jumpfamily/<variant>-batch/<buckets>` (`route_batch`, or for a crate: hash the chunk, then
 //! its function per hash), buckets 10, 1000 and 10^6 (quick mode: 10 and 1000); plus the
 //! removal states `jumpfamily/<jumpback-anchor|memento|anchor>-removed<10|50|90>/1000` (that
-//! percentage of the 1000 ids removed, a seeded random choice). Every iteration routes 4096
+//! percentage of the 1000 ids removed, a seeded random choice). `fliphash-fn` / `power-fn` run
+//! hashroute's free functions in the crates' harness (xxh3, then the function), so their ratio
+//! to `*-crate` compares the kernels alone; `*-kernel[-batch]` time jump's and JumpBack's
+//! kernels on pre-computed hashes (no key hashing). Every iteration routes 4096
 //! keys. `anchorhash-crate` takes a u16 capacity, so it has no 10^6 row. Sizes and times per
 //! mode: benches/common/mod.rs (quick mode also shortens the per-benchmark times so the whole
 //! bench runs in seconds).
@@ -79,6 +82,34 @@ fn bench_fn(g: &mut BenchmarkGroup<'_, WallTime>, variant: &str, n: usize, f: im
     });
 }
 
+/// A hash-to-bucket function on (hash, buckets).
+type BucketFn = fn(u64, u32) -> u32;
+
+/// The kernels alone on pre-computed hashes: `jump-kernel-batch` / `jumpback-kernel-batch`
+/// (the SIMD `bucket_batch`) and the scalar loops `jump-kernel` / `jumpback-kernel`.
+fn bench_kernels(g: &mut BenchmarkGroup<'_, WallTime>, n: usize, hashes: &[u64]) {
+    let nn = n as u32;
+    let mut out = vec![0u32; hashes.len()];
+    let singles: [(&str, BucketFn); 2] =
+        [("jump-kernel", hashroute::jump::bucket), ("jumpback-kernel", hashroute::jumpback::bucket)];
+    for (name, f) in singles {
+        g.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
+            b.iter(|| {
+                for (o, &h) in out.iter_mut().zip(hashes) {
+                    *o = f(h, nn);
+                }
+                black_box(&out);
+            })
+        });
+    }
+    g.bench_with_input(BenchmarkId::new("jump-kernel-batch", n), &n, |b, _| {
+        b.iter(|| hashroute::jump::bucket_batch(hashes, nn, black_box(&mut out)))
+    });
+    g.bench_with_input(BenchmarkId::new("jumpback-kernel-batch", n), &n, |b, _| {
+        b.iter(|| hashroute::jumpback::bucket_batch(hashes, nn, JumpBackGenerator::SplitMix64, black_box(&mut out)))
+    });
+}
+
 /// Quick mode: short times so the whole bench takes seconds.
 fn group<'a>(c: &'a mut Criterion) -> BenchmarkGroup<'a, WallTime> {
     let mut g = c.benchmark_group("jumpfamily");
@@ -93,6 +124,7 @@ fn family(c: &mut Criterion) {
     let mut g = group(c);
     let owned = keys16(KEYS, 14);
     let ks: Vec<&[u8]> = owned.iter().map(|k| &k[..]).collect();
+    let hashes: Vec<u64> = ks.iter().map(|k| xxh(k)).collect();
     let sizes: &[usize] = mode().pick4(&[10], &[10, 1_000], &[10, 1_000, 1_000_000], &[10, 1_000, 1_000_000]);
     for &n in sizes {
         let nn = n as u32;
@@ -101,12 +133,15 @@ fn family(c: &mut Criterion) {
         let x = JumpBack::builder().generator(JumpBackGenerator::XorshiftL7R9).nodes(names(n)).build().unwrap();
         bench_router(&mut g, "jumpback-xorshift", n, &x, &ks);
         bench_router(&mut g, "fliphash", n, &FlipHash::from_names(names(n)).unwrap(), &ks);
+        bench_fn(&mut g, "fliphash-fn", n, |h| hashroute::fliphash::bucket(h, nn), &ks);
         bench_fn(&mut g, "fliphash-crate", n, |h| fliphash::fliphash_64(h, ..=u64::from(nn - 1)) as u32, &ks);
         bench_router(&mut g, "power", n, &PowerCh::from_names(names(n)).unwrap(), &ks);
+        bench_fn(&mut g, "power-fn", n, |h| hashroute::power_ch::bucket(h, nn), &ks);
         let p = power_consistent_hash::PowerConsistentHasher::try_new(nn).unwrap();
         bench_fn(&mut g, "power-crate", n, |h| p.hash_u64(h), &ks);
         bench_router(&mut g, "binomial", n, &BinomialHash::from_names(names(n)).unwrap(), &ks);
         bench_router(&mut g, "jump", n, &Jump::from_names(names(n)).unwrap(), &ks);
+        bench_kernels(&mut g, n, &hashes);
         bench_fn(&mut g, "jump-crate", n, |h| jump_consistent_hash::hash(h, n) as u32, &ks);
         bench_router(&mut g, "memento", n, &Memento::from_names(names(n)).unwrap(), &ks);
         bench_router(&mut g, "anchor", n, &Anchor::builder().capacity(2 * nn).nodes(names(n)).build().unwrap(), &ks);

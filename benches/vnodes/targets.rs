@@ -21,7 +21,7 @@ struct Ratio {
     lower_is_better: bool,
 }
 
-const RATIOS: [Ratio; 16] = [
+const RATIOS: [Ratio; 19] = [
     Ratio {
         what: "ring route, batched (default layout) / oracle single, 160K points",
         target: "≤ 0.25",
@@ -128,7 +128,31 @@ const RATIOS: [Ratio; 16] = [
         lower_is_better: true,
     },
     Ratio {
-        what: "FlipHash / fliphash crate, single-key route, 1000 buckets",
+        what: "same, kernels only (SIMD bucket_batch on pre-computed hashes), 1000 buckets",
+        target: "≤ 0.5",
+        num: ("jumpfamily", "jumpback-kernel-batch", "1000"),
+        den: ("jumpfamily", "jump-kernel-batch", "1000"),
+        limit: 0.5,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "fliphash::bucket / fliphash crate, same harness (xxh3 then the function), 1000 buckets",
+        target: "≤ 1.1",
+        num: ("jumpfamily", "fliphash-fn", "1000"),
+        den: ("jumpfamily", "fliphash-crate", "1000"),
+        limit: 1.1,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "power_ch::bucket / power-consistent-hash crate, same harness, 1000 buckets",
+        target: "≤ 1.1",
+        num: ("jumpfamily", "power-fn", "1000"),
+        den: ("jumpfamily", "power-crate", "1000"),
+        limit: 1.1,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "FlipHash router (dyn Router, KeyHasher) / fliphash crate, single key, 1000 buckets",
         target: "≤ 1.1",
         num: ("jumpfamily", "fliphash", "1000"),
         den: ("jumpfamily", "fliphash-crate", "1000"),
@@ -136,7 +160,7 @@ const RATIOS: [Ratio; 16] = [
         lower_is_better: true,
     },
     Ratio {
-        what: "PowerCh / power-consistent-hash crate, single-key route, 1000 buckets",
+        what: "PowerCh router (dyn Router, KeyHasher) / power-consistent-hash crate, single key, 1000 buckets",
         target: "≤ 1.1",
         num: ("jumpfamily", "power", "1000"),
         den: ("jumpfamily", "power-crate", "1000"),
