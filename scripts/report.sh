@@ -35,10 +35,10 @@ fi
 
 # Criterion groups the report reads: lookup, jump, build (benches/lookup.rs); route, parallel
 # (benches/route.rs); rendezvous (benches/rendezvous.rs); hash and route/ketama-*, route/slots-*
-# (benches/hash.rs).
+# (benches/hash.rs); jumpfamily (benches/jumpfamily.rs).
 # Stale medians from an earlier run must not leak into this report.
-rm -rf "$target_dir"/criterion/{lookup,jump,build,route,parallel,rendezvous,hash}
-for bench in lookup route rendezvous hash; do
+rm -rf "$target_dir"/criterion/{lookup,jump,build,route,parallel,rendezvous,hash,jumpfamily}
+for bench in lookup route rendezvous hash jumpfamily; do
     cargo bench --bench "$bench" -- "${crit_args[@]}"
 done
 cargo bench --bench peers

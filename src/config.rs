@@ -41,6 +41,7 @@ use crate::node::NodeSet;
 use crate::node::MAX_NODES;
 use crate::router::Router;
 use crate::{Anchor, Jump, Ketama, KetamaVariant, Maglev, Memento, Modulo, MultiProbe, RedisSlots, Rendezvous, Ring};
+use crate::{BinomialHash, FlipHash, JumpBack, JumpBackAnchor, JumpBackGenerator, PowerCh};
 
 /// A routing algorithm, as named on the command line and in configuration files.
 ///
@@ -70,6 +71,20 @@ pub enum Algorithm {
     Memento,
     /// AnchorHash over a fixed bucket capacity ([`Anchor`]).
     Anchor,
+    /// JumpBackHash, constant-time jump ([`JumpBack`]). Spelled `jumpback`.
+    #[cfg_attr(feature = "serde", serde(rename = "jumpback"))]
+    JumpBack,
+    /// FlipHash ([`FlipHash`]). Spelled `fliphash`.
+    #[cfg_attr(feature = "serde", serde(rename = "fliphash"))]
+    FlipHash,
+    /// Power consistent hashing ([`PowerCh`]). Spelled `power`.
+    Power,
+    /// BinomialHash ([`BinomialHash`]). Spelled `binomial`.
+    Binomial,
+    /// JumpBackAnchor, JumpBackHash with arbitrary removals ([`JumpBackAnchor`]). Spelled
+    /// `jumpback-anchor`.
+    #[cfg_attr(feature = "serde", serde(rename = "jumpback-anchor"))]
+    JumpBackAnchor,
 }
 
 impl Algorithm {
@@ -85,6 +100,11 @@ impl Algorithm {
         Algorithm::MultiProbe,
         Algorithm::Memento,
         Algorithm::Anchor,
+        Algorithm::JumpBack,
+        Algorithm::FlipHash,
+        Algorithm::Power,
+        Algorithm::Binomial,
+        Algorithm::JumpBackAnchor,
     ];
 
     /// The algorithm's name as the CLI's `--algo` and configuration files spell it; equal to
@@ -101,6 +121,11 @@ impl Algorithm {
             Algorithm::MultiProbe => "multiprobe",
             Algorithm::Memento => "memento",
             Algorithm::Anchor => "anchor",
+            Algorithm::JumpBack => "jumpback",
+            Algorithm::FlipHash => "fliphash",
+            Algorithm::Power => "power",
+            Algorithm::Binomial => "binomial",
+            Algorithm::JumpBackAnchor => "jumpback-anchor",
         }
     }
 
@@ -146,6 +171,20 @@ impl Algorithm {
         matches!(self, Algorithm::Anchor)
     }
 
+    /// Whether the algorithm takes a random generator (only JumpBackHash).
+    pub fn takes_generator(self) -> bool {
+        matches!(self, Algorithm::JumpBack)
+    }
+
+    /// Whether the algorithm maps a 64-bit hash onto buckets `0..n` with no state but `n`
+    /// (jump and its constant-time successors), so `--buckets N` can route without node names.
+    pub fn is_stateless_bucket_hash(self) -> bool {
+        matches!(
+            self,
+            Algorithm::Jump | Algorithm::JumpBack | Algorithm::FlipHash | Algorithm::Power | Algorithm::Binomial
+        )
+    }
+
     /// Whether the key hasher can be chosen (not for Ketama and Redis slots, whose hashes are
     /// fixed by the clients they interoperate with).
     pub fn takes_hasher(self) -> bool {
@@ -159,10 +198,11 @@ impl Algorithm {
         !matches!(self, Algorithm::Modulo | Algorithm::Slots)
     }
 
-    /// Whether any node can be removed with only its keys moving. False for jump, which can
-    /// only drop its last bucket (and for modulo, where a removal moves almost everything).
+    /// Whether any node can be removed with only its keys moving. False for jump and its
+    /// constant-time successors (JumpBack, FlipHash, power, binomial), which can only drop their
+    /// last bucket, and for modulo, where a removal moves almost everything. JumpBackAnchor can.
     pub fn removes_any_node(self) -> bool {
-        !matches!(self, Algorithm::Jump | Algorithm::Modulo)
+        !matches!(self, Algorithm::Modulo) && !(self.is_stateless_bucket_hash())
     }
 
     /// Whether node weights change the share of keys (ring, Ketama, rendezvous, Maglev).
@@ -178,7 +218,8 @@ impl Algorithm {
         matches!(
             self,
             Algorithm::Modulo | Algorithm::Jump | Algorithm::Memento | Algorithm::Anchor | Algorithm::Rendezvous
-        )
+        ) || self.is_stateless_bucket_hash()
+            || self == Algorithm::JumpBackAnchor
     }
 
     /// Whether the router has a preference list, so replicas and failover work (all but Redis
@@ -238,6 +279,10 @@ pub struct RouterSpec {
     /// count, see [`RouterSpec::effective_capacity`]).
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub capacity: Option<u32>,
+    /// The random generator; JumpBack only (default [`JumpBackGenerator::SplitMix64`]).
+    /// Serialized by [`JumpBackGenerator::name`].
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none", with = "generator_serde"))]
+    pub generator: Option<JumpBackGenerator>,
 }
 
 impl RouterSpec {
@@ -251,7 +296,15 @@ impl RouterSpec {
             table_size: None,
             probes: None,
             capacity: None,
+            generator: None,
         }
+    }
+
+    /// Sets the random generator (JumpBack only).
+    #[must_use]
+    pub fn with_generator(mut self, generator: JumpBackGenerator) -> RouterSpec {
+        self.generator = Some(generator);
+        self
     }
 
     /// Sets the virtual-node count (ring only).
@@ -384,6 +437,12 @@ impl RouterSpec {
                 });
             }
         }
+        if self.generator.is_some() && !algo.takes_generator() {
+            return Err(Error::InvalidParameter {
+                name: "generator",
+                reason: format!("a random generator applies to jumpback only, not {algo}"),
+            });
+        }
         if let Some(a) = self.capacity {
             if !algo.takes_capacity() {
                 return Err(Error::InvalidParameter {
@@ -454,6 +513,17 @@ impl RouterSpec {
                 let capacity = self.effective_capacity(nodes.len());
                 Box::new(Anchor::builder().node_set(nodes).hasher(hasher).capacity(capacity).build()?)
             }
+            Algorithm::JumpBack => Box::new(
+                JumpBack::builder()
+                    .node_set(nodes)
+                    .hasher(hasher)
+                    .generator(self.generator.unwrap_or_default())
+                    .build()?,
+            ),
+            Algorithm::FlipHash => Box::new(FlipHash::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::Power => Box::new(PowerCh::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::Binomial => Box::new(BinomialHash::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::JumpBackAnchor => Box::new(JumpBackAnchor::builder().node_set(nodes).hasher(hasher).build()?),
         })
     }
 }
@@ -489,6 +559,25 @@ mod ketama_variant_serde {
         match Option::<String>::deserialize(d)? {
             None => Ok(None),
             Some(name) => KetamaVariant::from_name(&name).map(Some).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// `JumpBackGenerator` has no serde derive; it is written as its name.
+#[cfg(feature = "serde")]
+mod generator_serde {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::JumpBackGenerator;
+
+    pub(super) fn serialize<S: Serializer>(g: &Option<JumpBackGenerator>, s: S) -> Result<S::Ok, S::Error> {
+        g.map(|g| g.name()).serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<JumpBackGenerator>, D::Error> {
+        match Option::<String>::deserialize(d)? {
+            None => Ok(None),
+            Some(name) => name.parse().map(Some).map_err(serde::de::Error::custom),
         }
     }
 }
@@ -538,7 +627,10 @@ mod tests {
             assert_eq!(a.to_string().parse::<Algorithm>().unwrap(), a);
         }
         let err = Algorithm::from_name("Ring").unwrap_err().to_string();
-        assert!(err.contains("\"Ring\"") && err.contains("slots, maglev, multiprobe, memento or anchor"), "{err}");
+        assert!(
+            err.contains("\"Ring\"") && err.contains("slots, maglev, multiprobe, memento, anchor, jumpback"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -808,6 +900,8 @@ mod tests {
             RouterSpec::new(Algorithm::Memento),
             RouterSpec::new(Algorithm::Anchor).with_capacity(64),
             RouterSpec::new(Algorithm::Anchor),
+            RouterSpec::new(Algorithm::JumpBack).with_generator(JumpBackGenerator::XorshiftL7R9),
+            RouterSpec::new(Algorithm::JumpBackAnchor).with_hasher(KeyHasher::Xxh32 { seed: 0 }),
         ];
         for spec in specs {
             let json = serde_json::to_string(&spec).unwrap();

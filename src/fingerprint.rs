@@ -142,6 +142,7 @@ macro_rules! opaque_inspect {
     )*};
 }
 opaque_inspect!(crate::Maglev, crate::MultiProbe, crate::Memento, crate::Anchor);
+opaque_inspect!(crate::JumpBack, crate::FlipHash, crate::PowerCh, crate::BinomialHash, crate::JumpBackAnchor);
 
 impl<R: Router> Inspect for Failover<R> {
     /// Opaque: its routes depend on the down marks, not only on the inner router.

@@ -32,6 +32,9 @@
 //! | [`Memento`] | 12 B × N | O(log N) | 1/N | no | yes | jump's speed with arbitrary removal |
 //! | [`Anchor`] | 24 B × capacity | O(1 + ln(a/w)) | 1/N | no | yes (up to a fixed capacity) | arbitrary removal, capacity known up front |
 //! | [`BoundedLoads`] | state per live key | preference walk | O(1/ε²) × plain | via router | via router | hard cap of (1+ε)× the mean load |
+//! | [`JumpBack`] | none | expected O(1) | 1/N, append/remove at the end only | no | no | numbered shards that only grow: jump at constant cost (hash4j-exact) |
+//! | [`FlipHash`], [`PowerCh`], [`BinomialHash`] | none | O(1) | 1/N, append/remove at the end only | no | no | agreeing with the `fliphash` / `power-consistent-hash` crates or SUPSI's BinomialHash |
+//! | [`JumpBackAnchor`] | 12 B × ids | O(1) + a draw per removed id met | 1/N | no | yes | constant-time arbitrary removal, no fixed capacity, shareable state (hash4j-exact) |
 //!
 //! ## Concepts
 //!
@@ -84,14 +87,19 @@ mod search;
 mod shared;
 
 pub use algo::anchor::Anchor;
+pub use algo::binomial::BinomialHash;
 pub use algo::bounded::BoundedLoads;
 pub use algo::builder::Builder;
+pub use algo::fliphash::FlipHash;
 pub use algo::jump::Jump;
+pub use algo::jumpback::{JumpBack, JumpBackGenerator};
+pub use algo::jumpback_anchor::{JumpBackAnchor, JumpBackAnchorBucketSet};
 pub use algo::ketama::{Ketama, KetamaVariant};
 pub use algo::maglev::Maglev;
 pub use algo::memento::Memento;
 pub use algo::modulo::Modulo;
 pub use algo::multiprobe::MultiProbe;
+pub use algo::power_ch::PowerCh;
 pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::{Layout, Ring};
 pub use algo::slots::RedisSlots;
@@ -116,6 +124,31 @@ pub mod jump {
     pub use crate::algo::jump::{bucket, bucket_batch, try_bucket};
 }
 
+/// JumpBackHash (Ertl 2024) on a 64-bit key: the memory-free kernel behind [`JumpBack`],
+/// bit-exact with hash4j.
+pub mod jumpback {
+    pub use crate::algo::jumpback::JumpBackGenerator as Generator;
+    pub use crate::algo::jumpback::{bucket, bucket_batch, try_bucket, try_bucket_with};
+}
+
+/// FlipHash (Masson & Lee 2024) on a 64-bit key: the kernel behind [`FlipHash`], bit-exact
+/// with the `fliphash` crate.
+pub mod fliphash {
+    pub use crate::algo::fliphash::{bucket, bucket_seeded, try_bucket};
+}
+
+/// Power consistent hashing (Leu 2023) on a 64-bit key: the kernel behind [`PowerCh`],
+/// bit-exact with the `power-consistent-hash` crate.
+pub mod power_ch {
+    pub use crate::algo::power_ch::{bucket, try_bucket};
+}
+
+/// BinomialHash (Coluzzi et al. 2024) on a 64-bit key hash: the kernel behind
+/// [`BinomialHash`], bit-exact with SUPSI's reference engine.
+pub mod binomial {
+    pub use crate::algo::binomial::{bucket, try_bucket};
+}
+
 /// Redis Cluster's key-to-slot function and slot layouts, behind [`RedisSlots`].
 pub mod slots {
     pub use crate::algo::slots::{hashed_part, key_slot, key_slot_batch, redis_cli_ranges, SLOTS};
@@ -126,6 +159,7 @@ pub mod slots {
 #[doc(hidden)]
 pub mod internals {
     pub use crate::algo::jump::bucket_batch_with as jump_bucket_batch_with;
+    pub use crate::algo::jumpback::bucket_batch_with as jumpback_bucket_batch_with;
     pub use crate::algo::ring::INDEX_MIN_POINTS;
     pub use crate::arch::Isa;
     pub use crate::arch::{generic::md5_words, md5_batch_with};

@@ -156,7 +156,7 @@ fn malformed_calls_fail_with_one_line() {
         (vec!["route", "--algo", "ring", "--nodes", "a", "--input", "base64", "k"], b"", "--input"),
         (vec!["route", "--algo", "jump", "--buckets", "0", "k"], b"", "bucket count must be at least 1"),
         (vec!["route", "--algo", "jump", "--buckets", "4294967296", "k"], b"", "--buckets"),
-        (vec!["route", "--algo", "ring", "--buckets", "10", "k"], b"", "jump only, not ring"),
+        (vec!["route", "--algo", "ring", "--buckets", "10", "k"], b"", "jumpback-anchor only, not ring"),
         (vec!["route", "--algo", "jump", "--buckets", "10", "--nodes", "a", "k"], b"", "cannot be used with"),
         (vec!["replicas", "--algo", "ring", "--nodes", "a,b", "-n", "3", "k"], b"", "asked for 3 replicas but the router has only 2 nodes"),
         (vec!["replicas", "--algo", "ring", "--nodes", "a,b", "-n", "0", "k"], b"", "at least 1 replica"),
@@ -193,7 +193,14 @@ fn malformed_calls_fail_with_one_line() {
         (vec!["route", "--algo", "anchor", "--nodes", "a", "--capacity", "4294967295", "k"], b"", "capacity: 4294967295"),
         (vec!["route", "--algo", "anchor", "--nodes", "a", "--capacity", "1.5", "k"], b"", "--capacity"),
         (vec!["route", "--algo", "ring", "--nodes", "a", "--capacity", "8", "k"], b"", "anchor only, not ring"),
-        (vec!["route", "--algo", "anchor", "--buckets", "8", "k"], b"", "jump only, not anchor"),
+        (vec!["route", "--algo", "anchor", "--buckets", "8", "k"], b"", "jumpback-anchor only, not anchor"),
+        (vec!["route", "--algo", "jumpback", "--generator", "pcg", "--buckets", "8", "k"], b"", "unknown generator"),
+        (vec!["route", "--algo", "jump", "--generator", "splitmix64", "--buckets", "8", "k"], b"", "jumpback only, not jump"),
+        (vec!["route", "--algo", "jump", "--buckets", "8", "--removed", "1", "k"], b"", "jumpback-anchor only, not jump"),
+        (vec!["route", "--algo", "jumpback-anchor", "--buckets", "8", "--removed", "8", "k"], b"", "--removed 8"),
+        (vec!["route", "--algo", "jumpback-anchor", "--buckets", "8", "--removed", "1,1", "k"], b"", "--removed 1"),
+        (vec!["route", "--algo", "jumpback-anchor", "--buckets", "8", "--removed", "x", "k"], b"", "not a bucket id"),
+        (vec!["route", "--algo", "power", "--buckets", "0", "k"], b"", "bucket count must be at least 1"),
         (vec!["replicas", "--algo", "maglev", "--nodes", "a,b", "-n", "3", "k"], b"", "asked for 3 replicas"),
         (vec!["replicas", "--algo", "anchor", "--nodes", "a,b", "-n", "1", "--capacity", "1", "k"], b"", "capacity"),
         // migrate
@@ -1013,4 +1020,71 @@ fn recommend_prints_the_library_recommendation() {
     assert!(stdout.contains("answer: "), "{stdout}");
     let request = Request::for_node_count(8).targets(&[1.15]).smoke();
     assert_eq!(stdout, recommend(&request).unwrap().to_string());
+}
+
+/// `--algo A --buckets N --input u64` for the jump family (#14): every vector row through the
+/// CLI, grouped by bucket count.
+fn cli_bucket_rows(
+    algo: &str,
+    file: &str,
+    extra: &[&str],
+    keep: impl Fn(&std::collections::HashMap<String, String>) -> bool,
+) {
+    let Some(rows) = common::read_csv(file) else { return };
+    let mut by_buckets: BTreeMap<u32, Vec<(String, String)>> = BTreeMap::new();
+    for row in rows.iter().filter(|r| keep(r)) {
+        by_buckets
+            .entry(row["num_buckets"].parse().unwrap())
+            .or_default()
+            .push((row["key_u64"].clone(), row["bucket"].clone()));
+    }
+    assert!(!by_buckets.is_empty(), "{file}: no rows");
+    for (buckets, cases) in by_buckets {
+        let n = buckets.to_string();
+        let mut args = vec!["route", "--algo", algo, "--buckets", &n, "--input", "u64"];
+        args.extend_from_slice(extra);
+        args.extend(cases.iter().map(|(k, _)| k.as_str()));
+        assert_eq!(pairs(&ok(&args, b"")), cases, "{algo} {extra:?}: {buckets} buckets");
+    }
+}
+
+#[test]
+fn u64_input_with_the_jump_family_equals_the_vectors() {
+    cli_bucket_rows("jumpback", "jumpback_hash.csv", &[], |r| r["generator"] == "splitmix64");
+    cli_bucket_rows("jumpback", "jumpback_hash.csv", &["--generator", "xorshift-l7r9"], |r| {
+        r["generator"] == "xorshift_l7r9"
+    });
+    cli_bucket_rows("fliphash", "fliphash.csv", &[], |_| true);
+    cli_bucket_rows("power", "power_ch.csv", &[], |_| true);
+    cli_bucket_rows("binomial", "binomial_hash_u64.csv", &[], |_| true);
+    // With nothing removed, jumpback-anchor is jumpback (splitmix64).
+    cli_bucket_rows("jumpback-anchor", "jumpback_hash.csv", &[], |r| {
+        r["generator"] == "splitmix64" && r["num_buckets"].parse::<u32>().unwrap() < (1 << 31) - 1
+    });
+}
+
+#[test]
+fn jumpback_anchor_removed_buckets() {
+    let keys: Vec<String> = (0..400u64).map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).to_string()).collect();
+    let input: String = keys.iter().map(|k| format!("{k}\n")).collect();
+    let route = |extra: &[&str]| {
+        let mut args = vec!["route", "--algo", "jumpback-anchor", "--buckets", "10", "--input", "u64"];
+        args.extend_from_slice(extra);
+        pairs(&ok(&args, input.as_bytes()))
+    };
+    let all = route(&[]);
+    let removed = route(&["--removed", "3,7"]);
+    let mut set = hashroute::JumpBackAnchorBucketSet::with_buckets(10).unwrap();
+    assert!(set.remove_bucket(3) && set.remove_bucket(7));
+    for ((k, before), (k2, after)) in all.iter().zip(&removed) {
+        assert_eq!(k, k2);
+        assert_eq!(after, &set.bucket(k.parse().unwrap()).unwrap().to_string());
+        assert!(after != "3" && after != "7", "{k} went to a removed bucket");
+        if before != "3" && before != "7" {
+            assert_eq!(before, after, "{k} moved although its bucket stayed");
+        }
+    }
+    // Replicas over --buckets with --removed never name a removed bucket.
+    let out = ok(&["replicas", "--algo", "jumpback-anchor", "--buckets", "5", "--removed", "1", "-n", "4", "k"], b"");
+    assert!(!out.contains("\t1,") && !out.ends_with(",1\n") && out.matches(',').count() == 3, "{out}");
 }

@@ -181,3 +181,67 @@ fn routes_are_frozen() {
         check_or_write(&format!("{name}.csv"), &routes_csv(&*router));
     }
 }
+
+/// The jump family (issue #14), all in one new file: `router,key_hex,node` for every golden key
+/// on each router (and the bucket-level functions on u64 keys in `jump-family-buckets.csv`).
+#[test]
+fn jump_family_routes_are_frozen() {
+    use hashroute::{BinomialHash, FlipHash, JumpBack, JumpBackAnchor, JumpBackGenerator, PowerCh};
+    let anchor = JumpBackAnchor::builder().node_set(cluster(10)).build().unwrap();
+    let anchor_removed = anchor.without_node("10.0.0.3:6379").unwrap().without_node("10.0.0.7:6379").unwrap();
+    let routers: Vec<(&str, Box<dyn Router>)> = vec![
+        ("jumpback-xxh3", Box::new(JumpBack::builder().node_set(cluster(10)).build().unwrap())),
+        (
+            "jumpback-xorshift-l7r9-xxh3",
+            Box::new(
+                JumpBack::builder().generator(JumpBackGenerator::XorshiftL7R9).node_set(cluster(10)).build().unwrap(),
+            ),
+        ),
+        ("fliphash-xxh3", Box::new(FlipHash::builder().node_set(cluster(10)).build().unwrap())),
+        ("power-xxh3", Box::new(PowerCh::builder().node_set(cluster(10)).build().unwrap())),
+        ("binomial-xxh3", Box::new(BinomialHash::builder().node_set(cluster(10)).build().unwrap())),
+        (
+            "binomial-xxh32",
+            Box::new(
+                BinomialHash::builder().hasher(KeyHasher::Xxh32 { seed: 0 }).node_set(cluster(10)).build().unwrap(),
+            ),
+        ),
+        ("jumpback-anchor-xxh3", Box::new(anchor)),
+        ("jumpback-anchor-xxh3-removed-3-7", Box::new(anchor_removed)),
+    ];
+    let mut out = String::from("router,key_hex,node\n");
+    for (name, router) in &routers {
+        for key in golden_keys() {
+            writeln!(out, "{name},{},{}", hex(&key), router.node_name(router.route(&key))).unwrap();
+        }
+    }
+    check_or_write("jump-family.csv", &out);
+
+    let mut out = String::from("function,key_u64,buckets,bucket\n");
+    let mut x = 0x5EED_2024u64;
+    let keys: Vec<u64> = (0..64)
+        .map(|_| {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            x ^ (x >> 29)
+        })
+        .collect();
+    for n in [1u32, 2, 3, 10, 1000, 1 << 20, u32::MAX] {
+        for &k in &keys {
+            let rows = [
+                ("jumpback", hashroute::jumpback::bucket(k, n)),
+                (
+                    "jumpback-xorshift-l7r9",
+                    hashroute::jumpback::try_bucket_with(k, n, JumpBackGenerator::XorshiftL7R9).unwrap(),
+                ),
+                ("fliphash", hashroute::fliphash::bucket(k, n)),
+                ("fliphash-seed7", hashroute::fliphash::bucket_seeded(k, 7, n).unwrap()),
+                ("power", hashroute::power_ch::bucket(k, n)),
+                ("binomial", hashroute::binomial::bucket(k, n)),
+            ];
+            for (f, b) in rows {
+                writeln!(out, "{f},{k},{n},{b}").unwrap();
+            }
+        }
+    }
+    check_or_write("jump-family-buckets.csv", &out);
+}

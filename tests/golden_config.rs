@@ -23,6 +23,17 @@ use hashroute::{
     Modulo, MultiProbe, NodeSet, RedisSlots, Rendezvous, Ring, Router, RouterSpec,
 };
 
+/// The algorithms added after `fingerprints.csv` and `config-*.txt` were frozen (the jump
+/// family, issue #14): their rows live in `jump-family-fingerprints.csv` and
+/// `jump-family-config-{json,toml}.txt`, so the older files stay byte-identical.
+const JUMP_FAMILY: [Algorithm; 5] =
+    [Algorithm::JumpBack, Algorithm::FlipHash, Algorithm::Power, Algorithm::Binomial, Algorithm::JumpBackAnchor];
+
+/// The algorithms the first golden files cover, in [`Algorithm::ALL`] order.
+fn frozen_v1() -> impl Iterator<Item = Algorithm> {
+    Algorithm::ALL.iter().copied().filter(|a| !JUMP_FAMILY.contains(a))
+}
+
 /// One row of `fingerprints.csv`.
 struct Row {
     name: String,
@@ -67,6 +78,11 @@ fn spec_row(name: String, algo: Algorithm, boxed: &dyn Router) -> Row {
         Algorithm::MultiProbe => exact::<MultiProbe>(boxed),
         Algorithm::Memento => exact::<Memento>(boxed),
         Algorithm::Anchor => exact::<Anchor>(boxed),
+        Algorithm::JumpBack => exact::<hashroute::JumpBack>(boxed),
+        Algorithm::FlipHash => exact::<hashroute::FlipHash>(boxed),
+        Algorithm::Power => exact::<hashroute::PowerCh>(boxed),
+        Algorithm::Binomial => exact::<hashroute::BinomialHash>(boxed),
+        Algorithm::JumpBackAnchor => exact::<hashroute::JumpBackAnchor>(boxed),
         other => panic!("new algorithm {other}: add it here and regenerate the fingerprints"),
     };
     Row { name, concrete, concrete_len, dyn_fp: fingerprint(boxed), dyn_len: canonical_bytes(boxed).len() }
@@ -168,7 +184,7 @@ fn fingerprint_rows() -> Vec<Row> {
         ),
     ];
     // Every algorithm through RouterSpec::build with its defaults on cluster(10).
-    for &algo in Algorithm::ALL {
+    for algo in frozen_v1() {
         let built = RouterSpec::new(algo).build(cluster(10)).unwrap();
         rows.push(spec_row(format!("spec-{algo}-default-n10"), algo, &*built));
     }
@@ -195,7 +211,7 @@ fn fingerprint_rows() -> Vec<Row> {
         "failover-ring-v160-xxh3-all-up",
         Failover::new(ring(160, KeyHasher::default(), cluster(10))).unwrap(),
     ));
-    for &algo in Algorithm::ALL {
+    for algo in frozen_v1() {
         let built = RouterSpec::new(algo).build(cluster(10)).unwrap();
         match Failover::new(built) {
             Ok(f) => rows.push(row(format!("failover-spec-{algo}-default-n10-down3"), down(f))),
@@ -206,6 +222,48 @@ fn fingerprint_rows() -> Vec<Row> {
         }
     }
     rows
+}
+
+/// The jump family's rows (issue #14): every new algorithm through RouterSpec::build, with a
+/// node down, and the options that change routes.
+fn jump_family_rows() -> Vec<Row> {
+    let mut rows = Vec::new();
+    for algo in JUMP_FAMILY {
+        let built = RouterSpec::new(algo).build(cluster(10)).unwrap();
+        rows.push(spec_row(format!("spec-{algo}-default-n10"), algo, &*built));
+        let built = RouterSpec::new(algo).build(cluster(10)).unwrap();
+        rows.push(row(format!("failover-spec-{algo}-default-n10-down3"), down(Failover::new(built).unwrap())));
+    }
+    let xorshift = RouterSpec::new(Algorithm::JumpBack).with_generator(hashroute::JumpBackGenerator::XorshiftL7R9);
+    rows.push(spec_row(
+        "spec-jumpback-xorshift-l7r9-n10".into(),
+        Algorithm::JumpBack,
+        &*xorshift.build(cluster(10)).unwrap(),
+    ));
+    let binomial = RouterSpec::new(Algorithm::Binomial).with_hasher(KeyHasher::Xxh32 { seed: 0 });
+    rows.push(spec_row("spec-binomial-xxh32-n10".into(), Algorithm::Binomial, &*binomial.build(cluster(10)).unwrap()));
+    let anchor = hashroute::JumpBackAnchor::builder().node_set(cluster(10)).build().unwrap();
+    let anchor = anchor.without_node("10.0.0.3:6379").unwrap().without_node("10.0.0.7:6379").unwrap();
+    rows.push(row("jumpback-anchor-n10-removed-3-7", anchor));
+    rows
+}
+
+fn render_rows(rows: &[Row]) -> String {
+    let mut out = String::from("name,fingerprint_concrete,fingerprint_dyn,canonical_len_concrete,canonical_len_dyn\n");
+    for r in rows {
+        writeln!(out, "{},{},{},{},{}", r.name, r.concrete, r.dyn_fp, r.concrete_len, r.dyn_len).unwrap();
+    }
+    out
+}
+
+#[test]
+fn jump_family_fingerprints_are_frozen() {
+    let rows = jump_family_rows();
+    let mut names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), rows.len(), "row names are unique");
+    check_or_write("jump-family-fingerprints.csv", &render_rows(&rows));
 }
 
 #[test]
@@ -235,7 +293,7 @@ mod config {
     use hashroute::{fingerprint, Algorithm, KetamaVariant, KeyHasher, RouterSpec};
     use hashroute::{ClusterConfig, NodeConfig};
 
-    use super::{check_or_write, golden_keys};
+    use super::{check_or_write, frozen_v1, golden_keys, JUMP_FAMILY};
 
     /// `n` unit-weight nodes without labels.
     fn plain(n: usize) -> Vec<NodeConfig> {
@@ -278,7 +336,7 @@ mod config {
             out.push((name, ClusterConfig::new(spec, nodes)));
         };
         // Every algorithm with its defaults, on plain and on labelled nodes.
-        for &algo in Algorithm::ALL {
+        for algo in frozen_v1() {
             add(format!("{algo}-default-plain"), RouterSpec::new(algo), plain(5));
             add(format!("{algo}-default-labelled"), RouterSpec::new(algo), labelled(6));
         }
@@ -362,6 +420,45 @@ mod config {
         out
     }
 
+    /// The jump family's configurations (issue #14), in their own golden files.
+    fn jump_family_configs() -> Vec<(String, ClusterConfig)> {
+        let mut out: Vec<(String, ClusterConfig)> = Vec::new();
+        for algo in JUMP_FAMILY {
+            out.push((format!("{algo}-default-plain"), ClusterConfig::new(RouterSpec::new(algo), plain(5))));
+            out.push((format!("{algo}-default-labelled"), ClusterConfig::new(RouterSpec::new(algo), labelled(6))));
+            let h = KeyHasher::Murmur3X64 { seed: 5 };
+            out.push((
+                format!("{algo}-hasher-murmur3-seed5"),
+                ClusterConfig::new(RouterSpec::new(algo).with_hasher(h), labelled(6)),
+            ));
+        }
+        for g in [hashroute::JumpBackGenerator::SplitMix64, hashroute::JumpBackGenerator::XorshiftL7R9] {
+            let spec = RouterSpec::new(Algorithm::JumpBack).with_generator(g);
+            out.push((format!("jumpback-generator-{}", g.name()), ClusterConfig::new(spec, plain(5))));
+        }
+        let spec = RouterSpec::new(Algorithm::Binomial).with_hasher(KeyHasher::Xxh32 { seed: 0 });
+        out.push(("binomial-hasher-xxh32-seed0".into(), ClusterConfig::new(spec, plain(5))));
+        out
+    }
+
+    #[test]
+    fn jump_family_config_texts_are_frozen() {
+        let configs = jump_family_configs();
+        for (name, config) in &configs {
+            config.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        for algo in JUMP_FAMILY {
+            assert!(configs.iter().any(|(_, c)| c.spec.algorithm == algo), "{algo}");
+        }
+        assert!(configs.iter().any(|(_, c)| c.spec.generator.is_some()));
+        let json: Vec<(String, String)> = configs.iter().map(|(n, c)| (n.clone(), c.to_json().unwrap())).collect();
+        let frozen = check_or_write("jump-family-config-json.txt", &render(&json));
+        check_parse_back("json", &configs, &frozen, ClusterConfig::to_json, ClusterConfig::from_json);
+        let toml: Vec<(String, String)> = configs.iter().map(|(n, c)| (n.clone(), c.to_toml().unwrap())).collect();
+        let frozen = check_or_write("jump-family-config-toml.txt", &render(&toml));
+        check_parse_back("toml", &configs, &frozen, ClusterConfig::to_toml, ClusterConfig::from_toml);
+    }
+
     /// JSON only: TOML integers are signed 64-bit, so a seed above `i64::MAX` has no TOML text.
     fn json_only_configs() -> Vec<(String, ClusterConfig)> {
         vec![(
@@ -440,7 +537,7 @@ mod config {
             config.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
         }
         // Every algorithm, option and Ketama variant is covered.
-        for &algo in Algorithm::ALL {
+        for algo in frozen_v1() {
             assert!(configs.iter().any(|(_, c)| c.spec.algorithm == algo), "{algo}");
         }
         for v in KetamaVariant::ALL {

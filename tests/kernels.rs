@@ -335,3 +335,57 @@ mod md5_kernels {
         }
     }
 }
+// ---- JumpBackHash's SIMD batch (issue #14) ----
+
+/// Keys that exercise every branch: x == 0 (equal 32-bit halves with xorshift), the
+/// first-candidate fast path, and the scalar fallback.
+fn jumpback_keys() -> Vec<u64> {
+    let mut keys: Vec<u64> =
+        vec![0, 1, 2, u64::MAX, u64::MAX - 1, 1 << 63, 0xDEAD_BEEF_DEAD_BEEF, 0xFFFF_FFFF, 1 << 32];
+    let mut x = 7u64;
+    for _ in 0..1500 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        keys.push(x);
+        // Equal halves and a low-bits-only key.
+        keys.push((x >> 32) | (x & 0xFFFF_FFFF_0000_0000));
+    }
+    keys
+}
+
+fn check_jumpback(keys: &[u64], b: u32, lens: &[usize]) {
+    use hashroute::internals::jumpback_bucket_batch_with;
+    use hashroute::jumpback::{self, Generator};
+    for g in [Generator::SplitMix64, Generator::XorshiftL7R9] {
+        let want: Vec<u32> = keys.iter().map(|&k| jumpback::try_bucket_with(k, b, g).unwrap()).collect();
+        let mut out = vec![0u32; keys.len()];
+        jumpback::bucket_batch(keys, b, g, &mut out);
+        assert_eq!(out, want, "dispatched {g:?} buckets={b}");
+        for isa in paths() {
+            for &len in lens {
+                let len = len.min(keys.len());
+                let mut out = vec![u32::MAX; len];
+                jumpback_bucket_batch_with(isa, &keys[..len], b, g, &mut out);
+                assert_eq!(out, want[..len], "{} {g:?} buckets={b} len={len}", isa.name());
+            }
+        }
+    }
+}
+
+#[test]
+fn jumpback_batch_is_bit_identical() {
+    let keys = jumpback_keys();
+    let mut buckets = vec![1u32, 2, 3, 5, 16, 17, 1000, 1024, 1025, 1 << 16, 1_000_000, (1 << 31) - 1];
+    buckets.extend([1 << 31, (1 << 31) + 1, u32::MAX - 1, u32::MAX]);
+    for b in buckets {
+        check_jumpback(&keys, b, &[0, 1, 3, 4, 7, 8, 9, 15, 16, 17, usize::MAX]);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn jumpback_batch_agrees(keys in proptest::collection::vec(any::<u64>(), 0..100), b in prop_oneof![1u32..10, 1u32..100_000, any::<u32>().prop_map(|b| b.max(1)), (1u32..31).prop_map(|s| (1 << s) + 1)]) {
+        check_jumpback(&keys, b, &[usize::MAX]);
+    }
+}

@@ -123,6 +123,13 @@ fn routers_own_heap_is_exact() {
             Rendezvous::builder().node_set(s).hasher(KeyHasher::default()).build().unwrap()
         });
         check_own("slots", set(), |s| RedisSlots::builder().node_set(s).build().unwrap());
+        // The jump family (#14): the four memory-free routers own no heap; JumpBackAnchor owns
+        // its id arrays, also after a removal and a restore.
+        check_own("jumpback", set(), |s| hashroute::JumpBack::builder().node_set(s).build().unwrap());
+        check_own("fliphash", set(), |s| hashroute::FlipHash::builder().node_set(s).build().unwrap());
+        check_own("power", set(), |s| hashroute::PowerCh::builder().node_set(s).build().unwrap());
+        check_own("binomial", set(), |s| hashroute::BinomialHash::builder().node_set(s).build().unwrap());
+        check_own("jumpback-anchor", set(), |s| hashroute::JumpBackAnchor::builder().node_set(s).build().unwrap());
     }
 }
 
@@ -161,4 +168,21 @@ fn node_set_estimate_is_close() {
         eprintln!("NodeSet n={n}: claims {claimed} heap bytes, allocator saw {heap} ({:+.1}%)", gap * 100.0);
         assert!(gap.abs() < 0.25, "NodeSet::memory_bytes off by {:.1}%", gap * 100.0);
     }
+}
+
+#[test]
+fn jumpback_anchor_heap_is_exact_after_remove_and_restore() {
+    warm_up();
+    let base = hashroute::JumpBackAnchor::builder().nodes(names(200)).build().unwrap();
+    let inline = std::mem::size_of::<hashroute::JumpBackAnchor>() - std::mem::size_of::<NodeSet>();
+    let own = |r: &hashroute::JumpBackAnchor| r.memory_bytes() - r.nodes().memory_bytes() - inline;
+    // The node set `without_node` builds internally, built the same way to learn its heap.
+    let (set, set_heap) = heap_of(|| base.nodes().without_node("node-7").unwrap());
+    drop(set);
+    let (removed, heap) = heap_of(|| base.without_node("node-7").unwrap());
+    assert_eq!(own(&removed), heap - set_heap, "after remove");
+    let (set, set_heap) = heap_of(|| removed.nodes().with_node(Node::new("node-7")).unwrap());
+    drop(set);
+    let (restored, heap) = heap_of(|| removed.with_node(Node::new("node-7")).unwrap());
+    assert_eq!(own(&restored), heap - set_heap, "after restore");
 }

@@ -351,3 +351,31 @@ fn fingerprint_encoding_starts_with_version_and_algorithm() {
     assert_eq!(&bytes[8..32], b"hashroute.fingerprint.v1");
     assert_eq!(&bytes[40..44], b"ring");
 }
+
+/// The migration plan's sampled path over the jump family (#14): growth moves about 1/(N+1) of
+/// the keys, all to the new node; a JumpBackAnchor removal moves only the removed node's share.
+#[test]
+fn jump_family_plans_are_sampled_and_minimal() {
+    let h = KeyHasher::default();
+    let grow = |b: fn(NodeSet) -> Box<dyn Router>| {
+        let p =
+            plan(&*b(NodeSet::from_names(names(10)).unwrap()), &*b(NodeSet::from_names(names(11)).unwrap())).unwrap();
+        assert!(!p.is_exact());
+        assert!((p.moved_fraction() - 1.0 / 11.0).abs() < 0.015, "{}", p.moved_fraction());
+        assert!(p.shares().iter().filter(|s| s.moved_in > 0.0).all(|s| s.name == "cache-10"));
+    };
+    grow(|s| Box::new(hashroute::JumpBack::builder().node_set(s).hasher(KeyHasher::default()).build().unwrap()));
+    grow(|s| Box::new(hashroute::FlipHash::builder().node_set(s).build().unwrap()));
+    grow(|s| Box::new(hashroute::PowerCh::builder().node_set(s).build().unwrap()));
+    grow(|s| Box::new(hashroute::BinomialHash::builder().node_set(s).build().unwrap()));
+    grow(|s| Box::new(hashroute::JumpBackAnchor::builder().node_set(s).build().unwrap()));
+    let a = hashroute::JumpBackAnchor::builder()
+        .node_set(NodeSet::from_names(names(10)).unwrap())
+        .hasher(h)
+        .build()
+        .unwrap();
+    let b = a.without_node("cache-4").unwrap();
+    let p = plan(&a, &b).unwrap();
+    assert!((p.moved_fraction() - 0.1).abs() < 0.015, "{}", p.moved_fraction());
+    assert!(p.shares().iter().filter(|s| s.moved_out > 0.0).all(|s| s.name == "cache-4"));
+}

@@ -43,6 +43,35 @@ fn modulo(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
     Ok(Box::new(Modulo::builder().node_set(set.clone()).hasher(KeyHasher::default()).build().unwrap()))
 }
 
+fn jumpback(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
+    Ok(Box::new(hashroute::JumpBack::builder().node_set(set.clone()).build()?))
+}
+fn jumpback_xorshift(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
+    let g = hashroute::JumpBackGenerator::XorshiftL7R9;
+    Ok(Box::new(hashroute::JumpBack::builder().generator(g).node_set(set.clone()).build()?))
+}
+fn fliphash(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
+    Ok(Box::new(hashroute::FlipHash::builder().node_set(set.clone()).build()?))
+}
+fn power(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
+    Ok(Box::new(hashroute::PowerCh::builder().node_set(set.clone()).build()?))
+}
+fn binomial(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
+    Ok(Box::new(hashroute::BinomialHash::builder().node_set(set.clone()).build()?))
+}
+fn jumpback_anchor(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
+    Ok(Box::new(hashroute::JumpBackAnchor::builder().node_set(set.clone()).build()?))
+}
+/// JumpBackAnchor over the set plus two extra nodes, then those two removed (one in the middle),
+/// so removal state is exercised by every generic property.
+fn jumpback_anchor_removed(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
+    let mut nodes: Vec<Node> = set.iter().map(|(_, n)| n.clone()).collect();
+    nodes.insert(nodes.len() / 2, Node::new("~extra-mid"));
+    nodes.push(Node::new("~extra-end"));
+    let r = hashroute::JumpBackAnchor::builder().node_set(NodeSet::new(nodes)?).build()?;
+    Ok(Box::new(r.without_node("~extra-end")?.without_node("~extra-mid")?))
+}
+
 /// Routers whose routes do not depend on node order, and which move keys minimally when an
 /// arbitrary node joins or leaves.
 const ORDER_FREE: &[(&str, Build)] = &[
@@ -65,6 +94,13 @@ const ALL: &[(&str, Build)] = &[
     ("rendezvous-weighted", rendezvous_weighted),
     ("jump", jump),
     ("modulo", modulo),
+    ("jumpback", jumpback),
+    ("jumpback-xorshift", jumpback_xorshift),
+    ("fliphash", fliphash),
+    ("power", power),
+    ("binomial", binomial),
+    ("jumpback-anchor", jumpback_anchor),
+    ("jumpback-anchor-removed", jumpback_anchor_removed),
 ];
 
 fn names(prefix: &str, n: usize) -> Vec<String> {
@@ -223,5 +259,156 @@ fn edge_hashes_route_somewhere_valid() {
             assert!(r.route_hash(h).unwrap().index() < 5, "{label}");
         }
         assert!(r.route(b"").index() < 5, "{label}");
+    }
+}
+
+// ---- The jump family (issue #14) ----
+
+/// The bucket-level functions of the only-last-bucket family.
+/// A bucket function on (key, buckets).
+type BucketFn = fn(u64, u32) -> u32;
+/// A bucket function with the bucket count bound in.
+type KeyFn = Box<dyn Fn(u64) -> u32>;
+
+const BUCKET_FNS: &[(&str, BucketFn)] = &[
+    ("jump", hashroute::jump::bucket),
+    ("jumpback", hashroute::jumpback::bucket),
+    ("jumpback-xorshift", |k, n| {
+        hashroute::jumpback::try_bucket_with(k, n, hashroute::JumpBackGenerator::XorshiftL7R9).unwrap()
+    }),
+    ("fliphash", hashroute::fliphash::bucket),
+    ("power", hashroute::power_ch::bucket),
+    ("binomial", hashroute::binomial::bucket),
+    ("jumpback-anchor", |k, n| hashroute::JumpBackAnchorBucketSet::with_buckets(n).unwrap().bucket(k).unwrap()),
+];
+
+/// Adversarial bucket counts: powers of two and their neighbours, the u32 edges.
+fn edge_counts() -> Vec<u32> {
+    let mut out = vec![1, 2, 3, (1 << 31) - 1, 1 << 31, (1 << 31) + 1, u32::MAX - 1];
+    for b in 2..31 {
+        out.extend([(1u32 << b) - 1, 1 << b, (1 << b) + 1]);
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Monotone growth: n -> n+1 moves a key only to the new bucket n; always in range.
+    #[test]
+    fn jump_family_growth_moves_keys_only_to_the_new_bucket(n in 1u32..5000, key: u64, edge in 0usize..64) {
+        let counts = edge_counts();
+        let big = counts[edge % counts.len()];
+        for (label, f) in BUCKET_FNS {
+            // JumpBackAnchor's ids are Java ints.
+            if *label == "jumpback-anchor" && big >= (1 << 31) - 1 {
+                continue;
+            }
+            for n in [n, big] {
+                let a = f(key, n);
+                let b = f(key, n + 1);
+                prop_assert!(a < n, "{label}: {a} >= {n}");
+                prop_assert!(a == b || b == n, "{label}: key {key} moved {a} -> {b} growing {n} -> {}", n + 1);
+            }
+        }
+    }
+
+    /// JumpBackAnchor: a removal moves only the removed bucket's keys, and re-adding (LIFO)
+    /// restores the exact mapping; the state bytes round-trip.
+    #[test]
+    fn jumpback_anchor_removal_and_restore(n in 2u32..200, picks in proptest::collection::vec(any::<u32>(), 1..40), seed: u64) {
+        let ks: Vec<u64> = (0..300u64).map(|i| seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+        let mut set = hashroute::JumpBackAnchorBucketSet::with_buckets(n).unwrap();
+        let mut history = vec![(set.clone(), ks.iter().map(|&k| set.bucket(k).unwrap()).collect::<Vec<_>>())];
+        for p in picks {
+            let working = set.working_buckets();
+            if working.len() == 1 {
+                break;
+            }
+            let victim = working[p as usize % working.len()];
+            let before = &history.last().unwrap().1;
+            prop_assert!(set.remove_bucket(victim));
+            prop_assert!(!set.remove_bucket(victim), "removing twice");
+            let after: Vec<u32> = ks.iter().map(|&k| set.bucket(k).unwrap()).collect();
+            for (&was, &now) in before.iter().zip(&after) {
+                prop_assert!(now != victim && set.is_working(now));
+                prop_assert!(was == victim || was == now, "{was} -> {now} though {victim} left");
+            }
+            let restored = hashroute::JumpBackAnchorBucketSet::from_state(&set.state()).unwrap();
+            prop_assert_eq!(&restored, &set);
+            history.push((set.clone(), after));
+        }
+        // Restore in LIFO order: every intermediate mapping comes back exactly.
+        history.pop();
+        while let Some((want_set, want)) = history.pop() {
+            set.add_bucket();
+            let got: Vec<u32> = ks.iter().map(|&k| set.bucket(k).unwrap()).collect();
+            prop_assert_eq!(&got, &want);
+            prop_assert_eq!(set.working_buckets(), want_set.working_buckets());
+        }
+    }
+
+    /// The JumpBackAnchor router: removing any node moves only its keys; re-adding it restores
+    /// every key.
+    #[test]
+    fn jumpback_anchor_router_remove_any_and_restore(n in 2usize..16, victim in 0usize..16, seed: u64) {
+        let set = NodeSet::from_names(names("n", n)).unwrap();
+        let victim = format!("n{}", victim % n);
+        let ks = keys(seed, 500);
+        let before = hashroute::JumpBackAnchor::builder().node_set(set).build().unwrap();
+        let after = before.without_node(&victim).unwrap();
+        let back = after.with_node(Node::new(victim.as_str())).unwrap();
+        let (b, a, r) = (route_names(&before, &ks), route_names(&after, &ks), route_names(&back, &ks));
+        for ((was, now), again) in b.iter().zip(&a).zip(&r) {
+            prop_assert!(now != &victim);
+            prop_assert!(was == &victim || was == now, "{was} -> {now} though {victim} left");
+            prop_assert_eq!(was, again);
+        }
+    }
+}
+
+#[test]
+fn jumpback_anchor_state_rejects_bad_bytes() {
+    use hashroute::JumpBackAnchorBucketSet as S;
+    for bad in [&b""[..], &[1, 0, 0], &[2, 0, 0, 0, 5, 0, 0, 0], &[3, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0], &[0xff; 4]] {
+        assert!(matches!(S::from_state(bad), Err(hashroute::Error::Malformed(_))), "{bad:?}");
+    }
+    // Removing every bucket but one is allowed; the last one cannot be in a state.
+    assert!(S::from_state(&[2, 0, 0, 0, 0, 0, 0, 0]).is_ok());
+    assert!(S::from_state(&[2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]).is_err());
+    assert_eq!(S::new().bucket(7), None);
+    assert_eq!(S::from_state(&[0; 4]).unwrap(), S::new());
+}
+
+/// Balance: with 200 000 keys (splitmix64 of 0..200000, i.e. uniform hashes) over 100 buckets,
+/// each load is Binomial(200000, 1/100) with standard deviation ≈ 44.5; the measured standard
+/// deviation of the loads must be below 1.5× that (a 100-sample estimate of σ is within ±20% at
+/// 4σ, so this fails only for a real imbalance).
+#[test]
+fn jump_family_balance_within_sampling_noise() {
+    let n = 100u32;
+    let keys = 200_000u64;
+    let sigma = (keys as f64 * (1.0 / 100.0) * (99.0 / 100.0)).sqrt();
+    let mut anchor_removed = hashroute::JumpBackAnchorBucketSet::with_buckets(110).unwrap();
+    for id in [3, 17, 29, 41, 55, 62, 70, 88, 95, 104] {
+        assert!(anchor_removed.remove_bucket(id));
+    }
+    let mut fns: Vec<(&str, KeyFn)> =
+        BUCKET_FNS.iter().map(|&(l, f)| (l, Box::new(move |k| f(k, n)) as KeyFn)).collect();
+    fns.push(("jumpback-anchor-10-removed", Box::new(move |k| anchor_removed.bucket(k).unwrap())));
+    for (label, f) in fns {
+        let mut loads = std::collections::HashMap::<u32, u64>::new();
+        let mut s = 0u64;
+        for _ in 0..keys {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            *loads.entry(f(z ^ (z >> 31))).or_default() += 1;
+        }
+        assert_eq!(loads.len(), n as usize, "{label}: every bucket gets keys");
+        let mean = keys as f64 / f64::from(n);
+        let var = loads.values().map(|&l| (l as f64 - mean).powi(2)).sum::<f64>() / f64::from(n);
+        assert!(var.sqrt() < 1.5 * sigma, "{label}: load std dev {} vs sampling {sigma}", var.sqrt());
     }
 }

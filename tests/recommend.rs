@@ -137,3 +137,28 @@ fn bad_input_is_a_typed_error() {
     assert!(Request::for_node_count(8).grow("0").is_err());
     assert!(Request::for_node_count(8).grow("1,25%").is_ok());
 }
+
+#[test]
+fn jump_family_constraints() {
+    let base = || Request::for_node_count(10).targets(&[1.5]).smoke();
+    // Remove-any rules out the only-last-bucket routers and keeps JumpBackAnchor.
+    let rec = recommend(&base().require(&[Requirement::RemoveAny])).unwrap();
+    let others = &rec.answers[0].others;
+    for name in ["jumpback", "fliphash", "power", "binomial", "jump"] {
+        let v = others.iter().find(|v| v.candidate == name).unwrap_or_else(|| panic!("{name} is a candidate"));
+        assert!(v.rejected.is_some(), "{name} should be rejected: {v:?}");
+    }
+    let eligible_names = eligible(&rec);
+    assert!(eligible_names.contains(&"jumpback-anchor".to_string()), "{eligible_names:?}");
+    // Without constraints all five are eligible; weights rule all five out.
+    let rec = recommend(&base().require(&[])).unwrap();
+    let eligible_names = eligible(&rec);
+    for name in ["jumpback", "fliphash", "power", "binomial", "jumpback-anchor"] {
+        assert!(eligible_names.contains(&name.to_string()), "{name} missing from {eligible_names:?}");
+    }
+    let rec = recommend(&base().require(&[Requirement::Weights])).unwrap();
+    for name in ["jumpback", "fliphash", "power", "binomial", "jumpback-anchor"] {
+        let v = rec.answers[0].others.iter().find(|v| v.candidate == name).unwrap();
+        assert_eq!(v.rejected.as_deref(), Some("lacks weights"), "{name}");
+    }
+}

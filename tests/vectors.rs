@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use hashroute::internals::{md5_digest, murmur3_x64_128, murmur3_x86_32};
 use hashroute::{jump, slots, Ketama, KetamaVariant, KeyHasher, Node, NodeId, NodeSet, RedisSlots, Router};
+use proptest::strategy::Strategy as _;
 
 use common::{parse_u64, read_csv, unhex};
 
@@ -322,4 +323,197 @@ fn redis_slot_table() {
         checked += 1;
     }
     assert_eq!(checked, 16384);
+}
+
+// ---- The 2023-2024 memory-free routers (issue #14) ----
+
+/// Routers over `n` weight-1 nodes named `0..n`, for the small rows (routes equal buckets).
+fn numbered(n: u32) -> NodeSet {
+    NodeSet::from_names((0..n).map(|i| i.to_string())).unwrap()
+}
+
+/// The (key, n, bucket) triple of a u64-grid row.
+fn grid_row(row: &HashMap<String, String>) -> (u64, u32, u32) {
+    (parse_u64(&row["key_u64"]), parse_u64(&row["num_buckets"]) as u32, parse_u64(&row["bucket"]) as u32)
+}
+
+#[test]
+fn jumpback_hash() {
+    use hashroute::jumpback::{self, Generator};
+    let Some(rows) = read_csv("jumpback_hash.csv") else { return };
+    let mut checked = 0;
+    for row in &rows {
+        let (key, n, b) = grid_row(row);
+        let generator = match row["generator"].as_str() {
+            "splitmix64" => Generator::SplitMix64,
+            "xorshift_l7r9" => Generator::XorshiftL7R9,
+            other => panic!("unknown generator {other}"),
+        };
+        assert_eq!(jumpback::try_bucket_with(key, n, generator), Ok(b), "{row:?}");
+        if generator == Generator::SplitMix64 {
+            assert_eq!(jumpback::bucket(key, n), b, "{row:?}");
+            assert_eq!(jumpback::try_bucket(key, n), Ok(b));
+        }
+        let mut out = [0u32; 1];
+        jumpback::bucket_batch(&[key], n, generator, &mut out);
+        assert_eq!(out[0], b, "batch {row:?}");
+        if n <= 1024 {
+            let r = hashroute::JumpBack::builder().generator(generator).node_set(numbered(n)).build().unwrap();
+            assert_eq!(r.route_hash(key).unwrap().as_u32(), b, "router {row:?}");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 896);
+}
+
+#[test]
+fn fliphash_crate() {
+    use hashroute::fliphash;
+    let Some(rows) = read_csv("fliphash.csv") else { return };
+    let mut checked = 0;
+    for row in &rows {
+        let (key, n, b) = grid_row(row);
+        assert_eq!(fliphash::bucket(key, n), b, "{row:?}");
+        assert_eq!(fliphash::try_bucket(key, n), Ok(b));
+        assert_eq!(fliphash::bucket_seeded(key, 0, n), Ok(b));
+        if n <= 1024 {
+            let r = hashroute::FlipHash::builder().node_set(numbered(n)).build().unwrap();
+            assert_eq!(r.route_hash(key).unwrap().as_u32(), b, "router {row:?}");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 448);
+}
+
+#[test]
+fn power_consistent_hash() {
+    use hashroute::power_ch;
+    let Some(rows) = read_csv("power_ch.csv") else { return };
+    let mut checked = 0;
+    for row in &rows {
+        let (key, n, b) = grid_row(row);
+        assert_eq!(power_ch::bucket(key, n), b, "{row:?}");
+        assert_eq!(power_ch::try_bucket(key, n), Ok(b));
+        if n <= 1024 {
+            let r = hashroute::PowerCh::builder().node_set(numbered(n)).build().unwrap();
+            assert_eq!(r.route_hash(key).unwrap().as_u32(), b, "router {row:?}");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 420);
+}
+
+#[test]
+fn binomial_hash_u64() {
+    use hashroute::binomial;
+    let Some(rows) = read_csv("binomial_hash_u64.csv") else { return };
+    let mut checked = 0;
+    for row in &rows {
+        let (key, n, b) = grid_row(row);
+        assert_eq!(binomial::bucket(key, n), b, "{row:?}");
+        assert_eq!(binomial::try_bucket(key, n), Ok(b));
+        if n <= 1024 {
+            let r = hashroute::BinomialHash::builder().node_set(numbered(n)).build().unwrap();
+            assert_eq!(r.route_hash(key).unwrap().as_u32(), b, "router {row:?}");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 448);
+}
+
+#[test]
+fn binomial_hash_xxh32_strings() {
+    use hashroute::binomial;
+    let Some(rows) = read_csv("binomial_hash.csv") else { return };
+    let hasher = KeyHasher::Xxh32 { seed: 0 };
+    let mut checked = 0;
+    for row in &rows {
+        let key = unhex(&row["key_hex"]);
+        assert_eq!(key, row["key"].as_bytes());
+        let h = hasher.hash(&key);
+        assert_eq!(h, parse_u64(&row["key_xxh32_u32"]), "{row:?}");
+        let n = parse_u64(&row["num_buckets"]) as u32;
+        let b = parse_u64(&row["bucket"]) as u32;
+        assert_eq!(binomial::bucket(h, n), b, "{row:?}");
+        if n <= 1024 {
+            let r = hashroute::BinomialHash::builder().hasher(hasher).node_set(numbered(n)).build().unwrap();
+            assert_eq!(r.route(&key).as_u32(), b, "router {row:?}");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 448);
+}
+
+#[test]
+fn jumpback_anchor_scenarios() {
+    use hashroute::JumpBackAnchorBucketSet;
+    let Some(dir) = common::vectors_dir() else { return };
+    let text = std::fs::read_to_string(dir.join("jumpback_anchor.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys: Vec<u64> =
+        doc["keys_u64"].as_array().unwrap().iter().map(|k| k.as_str().unwrap().parse().unwrap()).collect();
+    assert_eq!(keys.len(), 50);
+    let as_u32 = |v: &serde_json::Value| v.as_u64().unwrap() as u32;
+    let mut steps = 0;
+    for scenario in doc["scenarios"].as_array().unwrap() {
+        let mut set = JumpBackAnchorBucketSet::new();
+        for step in scenario["steps"].as_array().unwrap() {
+            match step["op"].as_str().unwrap() {
+                "add" => {
+                    let got: Vec<u32> = (0..step["count"].as_u64().unwrap()).map(|_| set.add_bucket()).collect();
+                    let want: Vec<u32> = step["returned"].as_array().unwrap().iter().map(as_u32).collect();
+                    assert_eq!(got, want, "{step}");
+                }
+                "remove" => {
+                    for (id, ret) in step["ids"].as_array().unwrap().iter().zip(step["returned"].as_array().unwrap()) {
+                        let id = id.as_i64().unwrap();
+                        let got = u32::try_from(id).is_ok_and(|id| set.remove_bucket(id));
+                        assert_eq!(got, ret.as_bool().unwrap(), "remove {id} in {step}");
+                    }
+                }
+                other => panic!("unknown op {other}"),
+            }
+            assert_eq!(set.num_buckets(), as_u32(&step["num_buckets"]), "{step}");
+            let working: Vec<u32> = step["working_buckets"].as_array().unwrap().iter().map(as_u32).collect();
+            assert_eq!(set.working_buckets(), working, "{step}");
+            let state = unhex(step["state_hex"].as_str().unwrap());
+            assert_eq!(set.state(), state, "{step}");
+            let restored = JumpBackAnchorBucketSet::from_state(&state).unwrap();
+            for (i, (&k, want)) in keys.iter().zip(step["assignments"].as_array().unwrap()).enumerate() {
+                let want = want.as_u64().map(|b| b as u32);
+                assert_eq!(set.bucket(k), want, "key #{i} in {step}");
+                assert_eq!(restored.bucket(k), want, "restored, key #{i} in {step}");
+            }
+            steps += 1;
+        }
+    }
+    assert_eq!(steps, 19);
+}
+
+// The reference crates themselves as oracles, beyond the vector rows: FlipHash with any seed
+// (the vectors hold seed 0 only) and power CH over random keys and bucket counts.
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn fliphash_equals_the_crate_for_any_seed(key: u64, seed: u64, n in 1u32..=u32::MAX) {
+        let want = fliphash::fliphash_64_with_seed(key, seed, ..=u64::from(n - 1));
+        proptest::prop_assert_eq!(u64::from(hashroute::fliphash::bucket_seeded(key, seed, n).unwrap()), want);
+        if seed == 0 {
+            proptest::prop_assert_eq!(u64::from(hashroute::fliphash::bucket(key, n)), want);
+        }
+    }
+
+    #[test]
+    fn power_ch_equals_the_crate(key: u64, n in proptest::prop_oneof![2u32..100, 2u32..=(1 << 31), (1u32..31).prop_map(|s| (1 << s) + 1)]) {
+        let crate_hasher = power_consistent_hash::PowerConsistentHasher::try_new(n).unwrap();
+        proptest::prop_assert_eq!(hashroute::power_ch::bucket(key, n), crate_hasher.hash_u64(key));
+    }
+}
+
+#[test]
+fn power_ch_crate_rejects_one_bucket_and_we_answer_zero() {
+    assert!(power_consistent_hash::PowerConsistentHasher::try_new(1).is_err());
+    assert_eq!(hashroute::power_ch::bucket(u64::MAX, 1), 0);
+    assert_eq!(hashroute::power_ch::try_bucket(5, 0), Err(hashroute::Error::ZeroBuckets));
 }

@@ -1,5 +1,6 @@
 //! The performance-target table: lookup-kernel targets as ratios of criterion medians measured
-//! in the same run (benches/route.rs, benches/lookup.rs, benches/rendezvous.rs), plus the
+//! in the same run (benches/route.rs, benches/lookup.rs, benches/rendezvous.rs,
+//! benches/jumpfamily.rs), plus the
 //! default ring's bytes per virtual node. A row whose benchmarks did not run says so.
 
 use hashroute::{NodeSet, Ring, Router};
@@ -20,7 +21,7 @@ struct Ratio {
     lower_is_better: bool,
 }
 
-const RATIOS: [Ratio; 10] = [
+const RATIOS: [Ratio; 19] = [
     Ratio {
         what: "ring route, batched (default layout) / oracle single, 160K points",
         target: "≤ 0.25",
@@ -101,6 +102,79 @@ const RATIOS: [Ratio; 10] = [
         limit: 5.0,
         lower_is_better: false,
     },
+    // The constant-time jump family (benches/jumpfamily.rs, issue #14); hash included.
+    Ratio {
+        what: "JumpBack / Jump, single-key route, 1000 buckets",
+        target: "≤ 0.333",
+        num: ("jumpfamily", "jumpback", "1000"),
+        den: ("jumpfamily", "jump", "1000"),
+        limit: 1.0 / 3.0,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "JumpBack / Jump, single-key route, 10^6 buckets",
+        target: "≤ 0.25",
+        num: ("jumpfamily", "jumpback", "1000000"),
+        den: ("jumpfamily", "jump", "1000000"),
+        limit: 0.25,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "JumpBack / Jump, batched route, 1000 buckets",
+        target: "≤ 0.5",
+        num: ("jumpfamily", "jumpback-batch", "1000"),
+        den: ("jumpfamily", "jump-batch", "1000"),
+        limit: 0.5,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "same, kernels only (SIMD bucket_batch on pre-computed hashes), 1000 buckets",
+        target: "≤ 0.5",
+        num: ("jumpfamily", "jumpback-kernel-batch", "1000"),
+        den: ("jumpfamily", "jump-kernel-batch", "1000"),
+        limit: 0.5,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "fliphash::bucket / fliphash crate, same harness (xxh3 then the function), 1000 buckets",
+        target: "≤ 1.1",
+        num: ("jumpfamily", "fliphash-fn", "1000"),
+        den: ("jumpfamily", "fliphash-crate", "1000"),
+        limit: 1.1,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "power_ch::bucket / power-consistent-hash crate, same harness, 1000 buckets",
+        target: "≤ 1.1",
+        num: ("jumpfamily", "power-fn", "1000"),
+        den: ("jumpfamily", "power-crate", "1000"),
+        limit: 1.1,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "FlipHash router (dyn Router, KeyHasher) / fliphash crate, single key, 1000 buckets",
+        target: "≤ 1.1",
+        num: ("jumpfamily", "fliphash", "1000"),
+        den: ("jumpfamily", "fliphash-crate", "1000"),
+        limit: 1.1,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "PowerCh router (dyn Router, KeyHasher) / power-consistent-hash crate, single key, 1000 buckets",
+        target: "≤ 1.1",
+        num: ("jumpfamily", "power", "1000"),
+        den: ("jumpfamily", "power-crate", "1000"),
+        limit: 1.1,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "JumpBackAnchor / Memento, single-key route, 1000 ids with 10% removed",
+        target: "≤ 0.5",
+        num: ("jumpfamily", "jumpback-anchor-removed10", "1000"),
+        den: ("jumpfamily", "memento-removed10", "1000"),
+        limit: 0.5,
+        lower_is_better: true,
+    },
 ];
 
 /// The medians of the groups the targets read.
@@ -109,7 +183,10 @@ struct Medians(Vec<CriterionEstimate>);
 impl Medians {
     fn load() -> Medians {
         Medians(
-            ["route", "jump", "rendezvous", "build", "parallel"].iter().flat_map(|g| criterion_estimates(g)).collect(),
+            ["route", "jump", "rendezvous", "build", "parallel", "jumpfamily"]
+                .iter()
+                .flat_map(|g| criterion_estimates(g))
+                .collect(),
         )
     }
 

@@ -50,6 +50,7 @@ pub(crate) struct Options {
     pub(crate) variant: crate::algo::ketama::KetamaVariant,
     pub(crate) go_rendezvous: bool,
     pub(crate) slot_ranges: Option<Vec<(std::ops::RangeInclusive<u16>, String)>>,
+    pub(crate) jumpback_generator: crate::algo::jumpback::JumpBackGenerator,
 }
 
 impl<R> Default for Builder<R> {

@@ -12,6 +12,13 @@ pub(crate) mod multiprobe;
 pub(crate) mod rendezvous;
 pub(crate) mod ring;
 pub(crate) mod slots;
+// The 2023-2024 memory-free routers (issue #14).
+pub(crate) mod binomial;
+pub(crate) mod fliphash;
+pub(crate) mod jumpback;
+pub(crate) mod jumpback_anchor;
+pub(crate) mod last_bucket;
+pub(crate) mod power_ch;
 
 use std::ops::ControlFlow;
 

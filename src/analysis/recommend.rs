@@ -38,8 +38,8 @@ const COMPATIBLE_NAMES: &str = "ketama (libketama), uhashring, libmemcached, spy
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum Requirement {
-    /// Any node can be removed with only its keys moving (rules out jump, which only drops its
-    /// last bucket).
+    /// Any node can be removed with only its keys moving (rules out jump, JumpBack, FlipHash,
+    /// power and binomial, which only drop their last bucket; JumpBackAnchor qualifies).
     RemoveAny,
     /// Node weights change the share of keys.
     Weights,

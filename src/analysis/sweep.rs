@@ -134,6 +134,10 @@ impl Candidate {
             Algorithm::Maglev => LoadModel::Table(Arc::new(move |n| table_of(&*from_build(n)?))),
             Algorithm::Modulo => LoadModel::Modulo,
             Algorithm::Jump | Algorithm::Memento | Algorithm::Anchor => LoadModel::Sampled { names_matter: false },
+            // The jump family (#14): node `i` is bucket `i`, so names do not matter either.
+            a if a.is_stateless_bucket_hash() || a == Algorithm::JumpBackAnchor => {
+                LoadModel::Sampled { names_matter: false }
+            }
             _ => LoadModel::Sampled { names_matter: true },
         };
         Candidate {
@@ -207,6 +211,12 @@ pub fn candidates() -> Vec<Candidate> {
     });
     out.push(anchor);
     out.push(named("memento", "memento", spec(Algorithm::Memento)));
+    // The constant-time jump family (#14).
+    out.push(named("jumpback", "jumpback", spec(Algorithm::JumpBack)));
+    out.push(named("fliphash", "fliphash", spec(Algorithm::FlipHash)));
+    out.push(named("power", "power", spec(Algorithm::Power)));
+    out.push(named("binomial", "binomial", spec(Algorithm::Binomial)));
+    out.push(named("jumpback-anchor", "jumpback-anchor", spec(Algorithm::JumpBackAnchor)));
     out
 }
 

@@ -174,6 +174,17 @@ impl Kernels {
         dispatch!(self, jump_batch(keys, buckets, out), generic::jump_batch(keys, buckets, out))
     }
 
+    /// JumpBackHash of every key (splitmix64, or xorshift L7 R9 when `xorshift`), `buckets >= 1`,
+    /// equal lengths (checked by the caller).
+    #[inline]
+    pub(crate) fn jumpback_batch(self, keys: &[u64], buckets: u32, xorshift: bool, out: &mut [u32]) {
+        dispatch!(
+            self,
+            jumpback_batch(keys, buckets, xorshift, out),
+            generic::jumpback_batch(keys, buckets, xorshift, out)
+        )
+    }
+
     /// Scan position of the first maximum of `mix64(key ^ h)` over non-empty `hashes`.
     #[inline]
     pub(crate) fn argmax_mix64(self, hashes: &[u64], key: u64) -> usize {

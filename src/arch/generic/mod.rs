@@ -8,11 +8,16 @@
 //! [`argmax_scalar`]), which the SIMD versions must equal bit for bit.
 
 mod jump;
+mod jumpback;
 mod md5;
 mod rendezvous;
 mod search;
 
 pub(crate) use jump::{jump_batch, jump_bucket};
+pub(crate) use jumpback::{
+    jumpback_batch, jumpback_bucket, jumpback_with, jumpback_xorshift_bucket, RandomSequence, SplitMix64,
+    SPLITMIX_GAMMA,
+};
 pub use md5::md5_words;
 pub(crate) use md5::{md5_batch, md5_lanes, md5_steps};
 pub(crate) use rendezvous::argmax_blocks;

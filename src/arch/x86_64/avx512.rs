@@ -177,3 +177,8 @@ pub(crate) fn argmax<const GO: bool>(hashes: &[u64], key_hash: u64) -> usize {
     let min_b = _mm512_mask_reduce_min_epu64(_mm512_cmpeq_epu64_mask(best_b, top), idx_b);
     min_a.min(min_b) as usize
 }
+
+// ---- JumpBackHash (issue #14): in `jumpback.rs` beside this file ----
+
+mod jumpback;
+pub(crate) use jumpback::jumpback_batch;

@@ -10,8 +10,9 @@ use crate::router_args::RouterArgs;
 /// Route fingerprint of the router: 32 hex digits, equal exactly when the routes are equal
 ///
 /// Independent of node order for ring, ketama, rendezvous and maglev. For the others the node
-/// order is part of the fingerprint: modulo, jump, slots, memento and anchor route by it (node i
-/// is bucket i); multiprobe does not, but is fingerprinted in node order for now.
+/// order is part of the fingerprint: modulo, jump, slots, memento, anchor, jumpback, fliphash,
+/// power, binomial and jumpback-anchor route by it (node i is bucket i); multiprobe does not, but
+/// is fingerprinted in node order for now.
 #[derive(Args, Debug)]
 pub(crate) struct FingerprintArgs {
     #[command(flatten)]

@@ -4,7 +4,6 @@ use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 
 use clap::Args;
-use hashroute::jump;
 
 use crate::failure::Failure;
 use crate::keys::{for_each_key, parse_input_format, InputFormat, Key};
@@ -43,7 +42,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<(), Failure> {
                 write_line(&mut out, raw, router.node_name(id).as_bytes())
             })?;
         }
-        Target::Buckets { count, hasher } => {
+        Target::Buckets { hasher, bucket } => {
             let mut number = String::with_capacity(10);
             for_each_key(&args.keys, args.input, |raw, key| {
                 let hash = match key {
@@ -52,7 +51,7 @@ pub(crate) fn run(args: RouteArgs) -> Result<(), Failure> {
                 };
                 number.clear();
                 // Writing into a String cannot fail.
-                let _ = std::fmt::Write::write_fmt(&mut number, format_args!("{}", jump::bucket(hash, count)));
+                let _ = std::fmt::Write::write_fmt(&mut number, format_args!("{}", bucket(hash)));
                 write_line(&mut out, raw, number.as_bytes())
             })?;
         }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use hashroute::{Algorithm, Error, KetamaVariant, KeyHasher, NodeSet, Router, RouterSpec};
+use hashroute::{JumpBackAnchorBucketSet, JumpBackGenerator};
 
 use crate::failure::Failure;
 use crate::keys::parse_u64_arg;
@@ -28,8 +29,8 @@ pub(crate) struct RouterArgs {
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Router")]
 pub(crate) struct AlgoArgs {
-    /// Algorithm: modulo, ring, ketama, jump, rendezvous, slots, maglev, multiprobe, memento or
-    /// anchor
+    /// Algorithm: modulo, ring, ketama, jump, rendezvous, slots, maglev, multiprobe, memento,
+    /// anchor, jumpback, fliphash, power, binomial or jumpback-anchor
     #[arg(long, value_name = "ALGO")]
     algo: String,
     /// Ring only: virtual nodes per weight-1 node [default: 160]
@@ -57,6 +58,9 @@ pub(crate) struct AlgoArgs {
     /// Anchor only: total bucket capacity, at least the node count [default: 2 × node count]
     #[arg(long, value_name = "A")]
     capacity: Option<u32>,
+    /// Jumpback only: random generator, splitmix64 or xorshift-l7r9 [default: splitmix64]
+    #[arg(long, value_name = "NAME")]
+    generator: Option<String>,
 }
 
 /// Where the nodes come from.
@@ -69,20 +73,28 @@ pub(crate) struct NodesArgs {
     /// Nodes file: one `NAME [WEIGHT]` per line (libketama's server file); `#` comments
     #[arg(long, value_name = "FILE")]
     nodes_file: Option<PathBuf>,
-    /// Jump only: N numbered buckets 0..N instead of named nodes (route prints bucket numbers)
+    /// Jump, jumpback, fliphash, power, binomial, jumpback-anchor: N numbered buckets 0..N
+    /// instead of named nodes (route prints bucket numbers)
     #[arg(long, value_name = "N", conflicts_with_all = ["nodes", "nodes_file"])]
     buckets: Option<u32>,
+    /// Jumpback-anchor with --buckets: bucket ids to remove, in this order
+    #[arg(long, value_name = "ID,ID", requires = "buckets")]
+    removed: Option<String>,
 }
 
 /// What the router flags describe.
 pub(crate) enum Target {
     Router(Box<dyn Router>),
-    /// `--algo jump --buckets N`: the paper's jump over bucket numbers, no node list.
+    /// `--algo jump --buckets N` (or one of jump's successors): a 64-bit hash to a bucket
+    /// number, no node list.
     Buckets {
-        count: u32,
         hasher: KeyHasher,
+        bucket: BucketFn,
     },
 }
+
+/// A key hash to its bucket number.
+pub(crate) type BucketFn = Box<dyn Fn(u64) -> u32>;
 
 impl AlgoArgs {
     /// The configuration the flags describe, validated (nodes not read yet).
@@ -93,6 +105,7 @@ impl AlgoArgs {
         spec.table_size = self.table_size;
         spec.probes = self.probes;
         spec.capacity = self.capacity;
+        spec.generator = self.generator.as_deref().map(str::parse::<JumpBackGenerator>).transpose()?;
         spec.ketama_variant = self.variant.as_deref().map(KetamaVariant::from_name).transpose()?;
         spec.hasher = match (&self.hash, self.seed) {
             (None, None) => None,
@@ -110,14 +123,19 @@ impl RouterArgs {
     pub(crate) fn target(&self, buckets_as_nodes: bool) -> Result<Target, Failure> {
         let spec = self.algo.spec()?;
         if let Some(count) = self.nodes.buckets {
-            if spec.algorithm != Algorithm::Jump {
-                return Err(Failure::msg(format!("--buckets applies to jump only, not {}", spec.algorithm)));
+            let algo = spec.algorithm;
+            if !algo.is_stateless_bucket_hash() && algo != Algorithm::JumpBackAnchor {
+                return Err(Failure::msg(format!(
+                    "--buckets applies to jump, jumpback, fliphash, power, binomial and jumpback-anchor only, not {algo}"
+                )));
             }
             if count == 0 {
                 return Err(Error::ZeroBuckets.into());
             }
+            let removed = self.nodes.removed_ids(algo)?;
             if !buckets_as_nodes {
-                return Ok(Target::Buckets { count, hasher: spec.effective_hasher() });
+                let bucket = bucket_fn(&spec, count, &removed)?;
+                return Ok(Target::Buckets { hasher: spec.effective_hasher(), bucket });
             }
             if count > MAX_BUCKETS_AS_NODES {
                 return Err(Failure::msg(format!(
@@ -125,7 +143,19 @@ impl RouterArgs {
                 )));
             }
             let nodes = NodeSet::from_names((0..count).map(|b| b.to_string()))?;
-            return Ok(Target::Router(spec.build(nodes)?));
+            let router = spec.build(nodes)?;
+            if removed.is_empty() {
+                return Ok(Target::Router(router));
+            }
+            // Node `i` is bucket id `i`, so removing node "i" removes bucket i.
+            let mut anchor = hashroute::JumpBackAnchor::builder()
+                .node_set(router.nodes().clone())
+                .hasher(spec.effective_hasher())
+                .build()?;
+            for id in &removed {
+                anchor = anchor.without_node(&id.to_string())?;
+            }
+            return Ok(Target::Router(Box::new(anchor)));
         }
         Ok(Target::Router(spec.build(self.nodes.node_set()?)?))
     }
@@ -139,7 +169,48 @@ impl RouterArgs {
     }
 }
 
+/// The bucket function `--algo A --buckets N [--removed ...]` routes with.
+fn bucket_fn(spec: &RouterSpec, count: u32, removed: &[u32]) -> Result<BucketFn, Failure> {
+    Ok(match spec.algorithm {
+        Algorithm::Jump => Box::new(move |h| hashroute::jump::bucket(h, count)),
+        Algorithm::JumpBack => {
+            let generator = spec.generator.unwrap_or_default();
+            // `count >= 1` was checked, so the checked call never fails.
+            Box::new(move |h| hashroute::jumpback::try_bucket_with(h, count, generator).unwrap_or(0))
+        }
+        Algorithm::FlipHash => Box::new(move |h| hashroute::fliphash::bucket(h, count)),
+        Algorithm::Power => Box::new(move |h| hashroute::power_ch::bucket(h, count)),
+        Algorithm::Binomial => Box::new(move |h| hashroute::binomial::bucket(h, count)),
+        Algorithm::JumpBackAnchor => {
+            let mut set = JumpBackAnchorBucketSet::with_buckets(count)?;
+            for &id in removed {
+                if set.num_buckets() == 1 || !set.remove_bucket(id) {
+                    return Err(Failure::msg(format!(
+                        "--removed {id}: not a working bucket of 0..{count} (or the last one)"
+                    )));
+                }
+            }
+            Box::new(move |h| set.bucket(h).unwrap_or(0))
+        }
+        other => return Err(Failure::msg(format!("--buckets does not apply to {other}"))),
+    })
+}
+
 impl NodesArgs {
+    /// The ids of `--removed` (jumpback-anchor only).
+    fn removed_ids(&self, algo: Algorithm) -> Result<Vec<u32>, Failure> {
+        let Some(list) = &self.removed else { return Ok(Vec::new()) };
+        if algo != Algorithm::JumpBackAnchor {
+            return Err(Failure::msg(format!("--removed applies to jumpback-anchor only, not {algo}")));
+        }
+        list.split(',')
+            .map(|id| {
+                let id = id.trim();
+                id.parse::<u32>().map_err(|_| Failure::msg(format!("--removed: {id:?} is not a bucket id")))
+            })
+            .collect()
+    }
+
     /// The node set from `--nodes` or `--nodes-file` (`--buckets` is handled by
     /// [`RouterArgs::target`]).
     pub(crate) fn node_set(&self) -> Result<NodeSet, Failure> {
@@ -149,7 +220,7 @@ impl NodesArgs {
         if let Some(path) = &self.nodes_file {
             return read_nodes_file(path);
         }
-        Err(Failure::msg("no nodes: give --nodes A,B,C or --nodes-file FILE (or --buckets N with jump)"))
+        Err(Failure::msg("no nodes: give --nodes A,B,C or --nodes-file FILE (or --buckets N with jump or a successor)"))
     }
 }
 

@@ -1,0 +1,190 @@
+//! The constant-time jump family (issue #14) next to jump, Memento, Anchor and the reference
+//! crates, same run, same keys: one key at a time and batched, hash included (xxh3 of a 16-byte
+//! key; the crates get the same xxh3 hash).
+//!
+//! Ids: `jumpfamily/<variant>/<buckets>` (one `route` per key) and
+//! `jumpfamily/<variant>-batch/<buckets>` (`route_batch`, or for a crate: hash the chunk, then
+//! its function per hash), buckets 10, 1000 and 10^6 (quick mode: 10 and 1000); plus the
+//! removal states `jumpfamily/<jumpback-anchor|memento|anchor>-removed<10|50|90>/1000` (that
+//! percentage of the 1000 ids removed, a seeded random choice). `fliphash-fn` / `power-fn` run
+//! hashroute's free functions in the crates' harness (xxh3, then the function), so their ratio
+//! to `*-crate` compares the kernels alone; `*-kernel[-batch]` time jump's and JumpBack's
+//! kernels on pre-computed hashes (no key hashing). Every iteration routes 4096
+//! keys. `anchorhash-crate` takes a u16 capacity, so it has no 10^6 row. Sizes and times per
+//! mode: benches/common/mod.rs (quick mode also shortens the per-benchmark times so the whole
+//! bench runs in seconds).
+
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
+
+#[path = "common/mod.rs"]
+mod common;
+use common::{keys16, mode, Mode};
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
+use hashroute::{
+    Anchor, BinomialHash, FlipHash, Jump, JumpBack, JumpBackAnchor, JumpBackGenerator, Memento, NodeId, PowerCh, Router,
+};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+const KEYS: usize = 4096;
+
+fn names(n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("node-{i}")).collect()
+}
+
+fn xxh(k: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(k)
+}
+
+/// The two rows of one hashroute router: single-key `route` and `route_batch`.
+fn bench_router(g: &mut BenchmarkGroup<'_, WallTime>, variant: &str, n: usize, r: &dyn Router, ks: &[&[u8]]) {
+    let mut out = vec![NodeId::default(); ks.len()];
+    g.bench_with_input(BenchmarkId::new(variant, n), &n, |b, _| {
+        b.iter(|| {
+            for (o, k) in out.iter_mut().zip(ks) {
+                *o = r.route(k);
+            }
+            black_box(&out);
+        })
+    });
+    g.bench_with_input(BenchmarkId::new(format!("{variant}-batch"), n), &n, |b, _| {
+        b.iter(|| r.route_batch(ks, black_box(&mut out)))
+    });
+}
+
+/// The two rows of a crate's hash-to-bucket function `f`.
+fn bench_fn(g: &mut BenchmarkGroup<'_, WallTime>, variant: &str, n: usize, f: impl Fn(u64) -> u32, ks: &[&[u8]]) {
+    let mut out = vec![0u32; ks.len()];
+    let mut hashes = vec![0u64; ks.len()];
+    g.bench_with_input(BenchmarkId::new(variant, n), &n, |b, _| {
+        b.iter(|| {
+            for (o, k) in out.iter_mut().zip(ks) {
+                *o = f(xxh(k));
+            }
+            black_box(&out);
+        })
+    });
+    g.bench_with_input(BenchmarkId::new(format!("{variant}-batch"), n), &n, |b, _| {
+        b.iter(|| {
+            for (h, k) in hashes.iter_mut().zip(ks) {
+                *h = xxh(k);
+            }
+            for (o, &h) in out.iter_mut().zip(&hashes) {
+                *o = f(h);
+            }
+            black_box(&out);
+        })
+    });
+}
+
+/// A hash-to-bucket function on (hash, buckets).
+type BucketFn = fn(u64, u32) -> u32;
+
+/// The kernels alone on pre-computed hashes: `jump-kernel-batch` / `jumpback-kernel-batch`
+/// (the SIMD `bucket_batch`) and the scalar loops `jump-kernel` / `jumpback-kernel`.
+fn bench_kernels(g: &mut BenchmarkGroup<'_, WallTime>, n: usize, hashes: &[u64]) {
+    let nn = n as u32;
+    let mut out = vec![0u32; hashes.len()];
+    let singles: [(&str, BucketFn); 2] =
+        [("jump-kernel", hashroute::jump::bucket), ("jumpback-kernel", hashroute::jumpback::bucket)];
+    for (name, f) in singles {
+        g.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
+            b.iter(|| {
+                for (o, &h) in out.iter_mut().zip(hashes) {
+                    *o = f(h, nn);
+                }
+                black_box(&out);
+            })
+        });
+    }
+    g.bench_with_input(BenchmarkId::new("jump-kernel-batch", n), &n, |b, _| {
+        b.iter(|| hashroute::jump::bucket_batch(hashes, nn, black_box(&mut out)))
+    });
+    g.bench_with_input(BenchmarkId::new("jumpback-kernel-batch", n), &n, |b, _| {
+        b.iter(|| hashroute::jumpback::bucket_batch(hashes, nn, JumpBackGenerator::SplitMix64, black_box(&mut out)))
+    });
+}
+
+/// Quick mode: short times so the whole bench takes seconds.
+fn group<'a>(c: &'a mut Criterion) -> BenchmarkGroup<'a, WallTime> {
+    let mut g = c.benchmark_group("jumpfamily");
+    g.throughput(Throughput::Elements(KEYS as u64));
+    if mode() == Mode::Quick {
+        g.warm_up_time(Duration::from_millis(50)).measurement_time(Duration::from_millis(150));
+    }
+    g
+}
+
+fn family(c: &mut Criterion) {
+    let mut g = group(c);
+    let owned = keys16(KEYS, 14);
+    let ks: Vec<&[u8]> = owned.iter().map(|k| &k[..]).collect();
+    let hashes: Vec<u64> = ks.iter().map(|k| xxh(k)).collect();
+    let sizes: &[usize] = mode().pick4(&[10], &[10, 1_000], &[10, 1_000, 1_000_000], &[10, 1_000, 1_000_000]);
+    for &n in sizes {
+        let nn = n as u32;
+        // One router alive at a time: a million-node set is big.
+        bench_router(&mut g, "jumpback", n, &JumpBack::from_names(names(n)).unwrap(), &ks);
+        let x = JumpBack::builder().generator(JumpBackGenerator::XorshiftL7R9).nodes(names(n)).build().unwrap();
+        bench_router(&mut g, "jumpback-xorshift", n, &x, &ks);
+        bench_router(&mut g, "fliphash", n, &FlipHash::from_names(names(n)).unwrap(), &ks);
+        bench_fn(&mut g, "fliphash-fn", n, |h| hashroute::fliphash::bucket(h, nn), &ks);
+        bench_fn(&mut g, "fliphash-crate", n, |h| fliphash::fliphash_64(h, ..=u64::from(nn - 1)) as u32, &ks);
+        bench_router(&mut g, "power", n, &PowerCh::from_names(names(n)).unwrap(), &ks);
+        bench_fn(&mut g, "power-fn", n, |h| hashroute::power_ch::bucket(h, nn), &ks);
+        let p = power_consistent_hash::PowerConsistentHasher::try_new(nn).unwrap();
+        bench_fn(&mut g, "power-crate", n, |h| p.hash_u64(h), &ks);
+        bench_router(&mut g, "binomial", n, &BinomialHash::from_names(names(n)).unwrap(), &ks);
+        bench_router(&mut g, "jump", n, &Jump::from_names(names(n)).unwrap(), &ks);
+        bench_kernels(&mut g, n, &hashes);
+        bench_fn(&mut g, "jump-crate", n, |h| jump_consistent_hash::hash(h, n) as u32, &ks);
+        bench_router(&mut g, "memento", n, &Memento::from_names(names(n)).unwrap(), &ks);
+        bench_router(&mut g, "anchor", n, &Anchor::builder().capacity(2 * nn).nodes(names(n)).build().unwrap(), &ks);
+        if 2 * n <= usize::from(u16::MAX) {
+            let a: anchorhash::AnchorHash<u64, String, _> =
+                anchorhash::Builder::default().with_resources(names(n)).build((2 * n) as u16);
+            bench_fn(&mut g, "anchorhash-crate", n, |h| a.get_resource(h).map_or(0, |s| s.len() as u32), &ks);
+        }
+        bench_router(&mut g, "jumpback-anchor", n, &JumpBackAnchor::from_names(names(n)).unwrap(), &ks);
+    }
+    g.finish();
+}
+
+/// `pct`% of 1000 node names, a seeded random choice (not the last ones).
+fn victims(pct: usize) -> Vec<String> {
+    let mut all = names(1000);
+    all.shuffle(&mut rand_pcg::Pcg64::seed_from_u64(0x5EED_0014 + pct as u64));
+    all.truncate(1000 * pct / 100);
+    all
+}
+
+fn removals(c: &mut Criterion) {
+    let mut g = group(c);
+    let owned = keys16(KEYS, 15);
+    let ks: Vec<&[u8]> = owned.iter().map(|k| &k[..]).collect();
+    let n = 1000;
+    for pct in [10usize, 50, 90] {
+        let gone = victims(pct);
+        let mut jba = JumpBackAnchor::from_names(names(n)).unwrap();
+        let mut memento = Memento::from_names(names(n)).unwrap();
+        let mut anchor = Anchor::builder().capacity(2 * n as u32).nodes(names(n)).build().unwrap();
+        for v in &gone {
+            jba = jba.without_node(v).unwrap();
+            memento = memento.without_node(v).unwrap();
+            anchor = anchor.without_node(v).unwrap();
+        }
+        let routers: [(&str, &dyn Router); 3] = [("jumpback-anchor", &jba), ("memento", &memento), ("anchor", &anchor)];
+        for (name, r) in routers {
+            bench_router(&mut g, &format!("{name}-removed{pct}"), n, r, &ks);
+        }
+    }
+    g.finish();
+}
+
+criterion_group! { name = benches; config = common::criterion(); targets = family, removals }
+criterion_main!(benches);
