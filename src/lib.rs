@@ -78,6 +78,7 @@ pub mod migration;
 mod mix;
 mod node;
 mod placement;
+mod proxy;
 mod router;
 mod search;
 #[cfg(feature = "shared")]
@@ -109,6 +110,7 @@ pub use hash::KeyHasher;
 pub use migration::MigrationPlan;
 pub use node::{Node, NodeId, NodeSet};
 pub use placement::{replicas_with_policy, PlacementPolicy, Spread, Topology};
+pub use proxy::{ConfigKind, ProxyConfig};
 #[cfg(feature = "parallel")]
 pub use router::ParRouteBatch;
 pub use router::Router;
