@@ -561,7 +561,7 @@ where
 {
     match (before.view(), after.view()) {
         (View::Ring(a), View::Ring(b)) if a.hasher() == b.hasher() => return plan_rings(a, b),
-        (View::Ketama(a), View::Ketama(b)) => return plan_ketama(a, b),
+        (View::Ketama(a), View::Ketama(b)) if a.key_hasher() == b.key_hasher() => return plan_ketama(a, b),
         (View::Slots(a), View::Slots(b)) => return plan_slots(a, b),
         _ => {}
     }

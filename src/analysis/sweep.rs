@@ -207,6 +207,11 @@ pub fn candidates() -> Vec<Candidate> {
     });
     out.push(anchor);
     out.push(named("memento", "memento", spec(Algorithm::Memento)));
+    // The proxies' own placements (issue 15): measured like every router, chosen by
+    // `compatible_with` ("must match nginx").
+    out.push(named("nginx", "nginx", spec(Algorithm::Nginx)));
+    out.push(named("haproxy", "haproxy", spec(Algorithm::Haproxy)));
+    out.push(named("envoy-ring", "envoy-ring", spec(Algorithm::EnvoyRing)));
     out
 }
 

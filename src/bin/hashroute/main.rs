@@ -27,6 +27,8 @@ mod failure;
 mod fingerprint;
 mod keys;
 mod migrate;
+mod proxy_args;
+mod proxy_migrate;
 mod recommend;
 mod replicas;
 mod route;

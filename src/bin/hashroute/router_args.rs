@@ -21,6 +21,8 @@ pub(crate) struct RouterArgs {
     algo: AlgoArgs,
     #[command(flatten)]
     nodes: NodesArgs,
+    #[command(flatten)]
+    proxy: crate::proxy_args::ConfigArgs,
 }
 
 /// The algorithm and its parameters: everything that becomes a [`RouterSpec`]. New algorithm
@@ -28,10 +30,10 @@ pub(crate) struct RouterArgs {
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Router")]
 pub(crate) struct AlgoArgs {
-    /// Algorithm: modulo, ring, ketama, jump, rendezvous, slots, maglev, multiprobe, memento or
-    /// anchor
-    #[arg(long, value_name = "ALGO")]
-    algo: String,
+    /// Algorithm: modulo, ring, ketama, jump, rendezvous, slots, maglev, multiprobe, memento,
+    /// anchor, nginx, haproxy, envoy-ring or kafka
+    #[arg(long, value_name = "ALGO", required_unless_present = "from_config")]
+    algo: Option<String>,
     /// Ring only: virtual nodes per weight-1 node [default: 160]
     #[arg(long, value_name = "V")]
     vnodes: Option<u64>,
@@ -44,8 +46,8 @@ pub(crate) struct AlgoArgs {
     /// 64 bits; the others none) [default: 0]
     #[arg(long, value_name = "S", value_parser = parse_u64_arg)]
     seed: Option<u64>,
-    /// Ketama only: libketama, uhashring, libmemcached, spymemcached, python-hash-ring
-    /// [default: libketama]
+    /// Ketama only: libketama, uhashring, libmemcached, spymemcached, python-hash-ring,
+    /// twemproxy (with --hash md5|fnv1a-32), libmemcached-oaat [default: libketama]
     #[arg(long, value_name = "NAME")]
     variant: Option<String>,
     /// Maglev only: lookup-table size, a prime [default: 65537]
@@ -57,6 +59,12 @@ pub(crate) struct AlgoArgs {
     /// Anchor only: total bucket capacity, at least the node count [default: 2 × node count]
     #[arg(long, value_name = "A")]
     capacity: Option<u32>,
+    /// Envoy-ring only: minimum_ring_size [default: 1024]
+    #[arg(long, value_name = "N")]
+    min_ring_size: Option<u64>,
+    /// Envoy-ring only: maximum_ring_size [default: 8388608]
+    #[arg(long, value_name = "N")]
+    max_ring_size: Option<u64>,
 }
 
 /// Where the nodes come from.
@@ -72,6 +80,9 @@ pub(crate) struct NodesArgs {
     /// Jump only: N numbered buckets 0..N instead of named nodes (route prints bucket numbers)
     #[arg(long, value_name = "N", conflicts_with_all = ["nodes", "nodes_file"])]
     buckets: Option<u32>,
+    /// Kafka only: N partitions numbered 0..N (route prints partition numbers)
+    #[arg(long, value_name = "N", conflicts_with_all = ["nodes", "nodes_file", "buckets"])]
+    partitions: Option<u32>,
 }
 
 /// What the router flags describe.
@@ -87,12 +98,16 @@ pub(crate) enum Target {
 impl AlgoArgs {
     /// The configuration the flags describe, validated (nodes not read yet).
     pub(crate) fn spec(&self) -> Result<RouterSpec, Failure> {
-        let algorithm = Algorithm::from_name(&self.algo)?;
+        let name =
+            self.algo.as_deref().ok_or_else(|| Failure::msg("no router: give --algo ALGO or --from-config FILE"))?;
+        let algorithm = Algorithm::from_name(name)?;
         let mut spec = RouterSpec::new(algorithm);
         spec.vnodes = self.vnodes;
         spec.table_size = self.table_size;
         spec.probes = self.probes;
         spec.capacity = self.capacity;
+        spec.min_ring_size = self.min_ring_size;
+        spec.max_ring_size = self.max_ring_size;
         spec.ketama_variant = self.variant.as_deref().map(KetamaVariant::from_name).transpose()?;
         spec.hasher = match (&self.hash, self.seed) {
             (None, None) => None,
@@ -108,7 +123,19 @@ impl RouterArgs {
     /// Builds what the flags describe. With `--buckets`, a router over nodes named `0..N` when
     /// `buckets_as_nodes` (for subcommands that need a node list), else [`Target::Buckets`].
     pub(crate) fn target(&self, buckets_as_nodes: bool) -> Result<Target, Failure> {
+        if let Some(config) = self.proxy.config()? {
+            return Ok(Target::Router(config.router()?));
+        }
         let spec = self.algo.spec()?;
+        if let Some(count) = self.nodes.partitions {
+            if spec.algorithm != Algorithm::Kafka {
+                return Err(Failure::msg(format!("--partitions applies to kafka only, not {}", spec.algorithm)));
+            }
+            if count == 0 || count > MAX_BUCKETS_AS_NODES {
+                return Err(Failure::msg(format!("--partitions {count}: give 1 to {MAX_BUCKETS_AS_NODES} partitions")));
+            }
+            return Ok(Target::Router(Box::new(hashroute::Kafka::partitions(count)?)));
+        }
         if let Some(count) = self.nodes.buckets {
             if spec.algorithm != Algorithm::Jump {
                 return Err(Failure::msg(format!("--buckets applies to jump only, not {}", spec.algorithm)));
@@ -149,7 +176,9 @@ impl NodesArgs {
         if let Some(path) = &self.nodes_file {
             return read_nodes_file(path);
         }
-        Err(Failure::msg("no nodes: give --nodes A,B,C or --nodes-file FILE (or --buckets N with jump)"))
+        Err(Failure::msg(
+            "no nodes: give --nodes A,B,C or --nodes-file FILE (or --buckets N with jump, --partitions N with kafka)",
+        ))
     }
 }
 
