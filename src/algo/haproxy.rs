@@ -1,7 +1,7 @@
 //! HAProxy `hash-type consistent` (lb_chash.c), bit-exact with HAProxy 2.6.12, for `balance uri`.
 //!
-//! A server with numeric id `puid` (its `id`, else the lowest id not taken, in declaration
-//! order) and weight `w` has `16 w` tree nodes with keys `full_hash(puid · 4096 + j)`,
+//! A server with numeric id `puid` (its `id`, else HAProxy's automatic number: a counter over
+//! the declaration order that skips taken ids) and weight `w` has `16 w` tree nodes with keys `full_hash(puid · 4096 + j)`,
 //! j = 0..16w−1 — the nodes depend on the id, not on the name or address. A key's hash is sdbm
 //! of the request target cut before the first `?` (`balance uri`; `whole` keeps the query),
 //! followed by the avalanche `full_hash` unless the function is plain `sdbm`
@@ -93,8 +93,7 @@ impl Builder<Haproxy> {
     }
 }
 
-/// Server ids: the label's, else the lowest not taken, in node order (HAProxy's
-/// `get_next_id`).
+/// Server ids: the label's, else HAProxy's automatic numbering ([`assign_ids`]).
 fn server_ids(nodes: &NodeSet) -> Result<Vec<u32>> {
     let bad = |reason: String| Error::InvalidParameter { name: "server id", reason };
     let mut explicit = Vec::with_capacity(nodes.len());
@@ -112,24 +111,36 @@ fn server_ids(nodes: &NodeSet) -> Result<Vec<u32>> {
     if let Some(w) = taken.windows(2).find(|w| w[0] == w[1]) {
         return Err(bad(format!("id {} is given to two servers", w[0])));
     }
+    Ok(assign_ids(&explicit))
+}
+
+/// HAProxy's automatic server ids (`check_config_validity`): a running `next_id` that starts at
+/// 1 and steps once per server *in declaration order, explicit ids included*; a server without
+/// an id takes the first id at or above `next_id` that is not taken. So `s1, s2 id 7, s3` are
+/// 1, 7, 3 (not 1, 7, 2).
+pub(crate) fn assign_ids(explicit: &[Option<u32>]) -> Vec<u32> {
+    let mut taken: std::collections::BTreeSet<u32> = explicit.iter().flatten().copied().collect();
     let mut next = 1u32;
-    Ok(explicit
-        .into_iter()
-        .map(|id| {
-            id.unwrap_or_else(|| {
-                while taken.binary_search(&next).is_ok() {
-                    next += 1;
-                }
-                next += 1;
-                next - 1
-            })
-        })
-        .collect())
+    let mut out = Vec::with_capacity(explicit.len());
+    for id in explicit {
+        let id = id.unwrap_or_else(|| {
+            let mut candidate = next;
+            while taken.contains(&candidate) {
+                candidate += 1;
+            }
+            taken.insert(candidate);
+            candidate
+        });
+        out.push(id);
+        next += 1;
+    }
+    out
 }
 
 impl Haproxy {
     /// The node label holding a server's HAProxy `id` (a decimal number); servers without it
-    /// get the lowest id not taken, in node order, as HAProxy numbers servers without `id`.
+    /// are numbered as HAProxy numbers servers without `id` (a running counter over the
+    /// declaration order, skipping taken ids).
     pub const ID_LABEL: &'static str = "haproxy-id";
 
     fn new(nodes: NodeSet, hasher: KeyHasher, whole: bool) -> Result<Haproxy> {
@@ -325,6 +336,9 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(server_ids(&nodes).unwrap(), vec![2, 1, 3, 7]);
+        assert_eq!(assign_ids(&[None, Some(7), None, None]), vec![1, 7, 3, 4]);
+        assert_eq!(assign_ids(&[Some(2), None, None]), vec![2, 3, 4]);
+        assert_eq!(assign_ids(&[None, Some(1), None]), vec![2, 1, 3]);
         let dup =
             NodeSet::new([Node::new("a").with_label(ID_LABEL, "2"), Node::new("b").with_label(ID_LABEL, "2")]).unwrap();
         assert!(server_ids(&dup).unwrap_err().to_string().contains("id 2 is given to two servers"));

@@ -219,25 +219,15 @@ pub(crate) const EXCLUDED: &str = "haproxy-excluded";
 /// HAProxy numbers every server, the excluded ones included: pin every id, then drop the
 /// excluded servers (so the others keep HAProxy's numbering).
 pub(crate) fn pin_ids(servers: Vec<(Node, usize)>) -> std::result::Result<Vec<(Node, usize)>, Error> {
-    let mut taken: Vec<u64> = servers.iter().filter_map(|(n, _)| n.label(Haproxy::ID_LABEL)?.parse().ok()).collect();
-    taken.sort_unstable();
-    let mut next = 1u64;
-    let mut out = Vec::with_capacity(servers.len());
-    for (node, line) in servers {
-        let node = if node.label(Haproxy::ID_LABEL).is_some() {
-            node
-        } else {
-            while taken.binary_search(&next).is_ok() {
-                next += 1;
-            }
-            next += 1;
-            node.with_label(Haproxy::ID_LABEL, (next - 1).to_string())
-        };
-        if node.label(EXCLUDED).is_none() {
-            out.push((node, line));
-        }
-    }
-    Ok(out)
+    let explicit: Vec<Option<u32>> =
+        servers.iter().map(|(n, _)| n.label(Haproxy::ID_LABEL).and_then(|t| t.parse().ok())).collect();
+    let ids = crate::algo::haproxy::assign_ids(&explicit);
+    Ok(servers
+        .into_iter()
+        .zip(ids)
+        .filter(|((node, _), _)| node.label(EXCLUDED).is_none())
+        .map(|((node, line), id)| (node.with_label(Haproxy::ID_LABEL, id.to_string()), line))
+        .collect())
 }
 
 #[cfg(test)]
