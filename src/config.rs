@@ -70,13 +70,13 @@ pub enum Algorithm {
     Memento,
     /// AnchorHash over a fixed bucket capacity ([`Anchor`]).
     Anchor,
-    /// nginx `hash $key consistent` ([`Nginx`]).
+    /// nginx `hash $key consistent` ([`Nginx`](crate::Nginx)).
     Nginx,
-    /// HAProxy `hash-type consistent` with `balance uri` ([`Haproxy`]).
+    /// HAProxy `hash-type consistent` with `balance uri` ([`Haproxy`](crate::Haproxy)).
     Haproxy,
-    /// Envoy's ring hash load balancer ([`EnvoyRing`]). Spelled `envoy-ring`.
+    /// Envoy's ring hash load balancer ([`EnvoyRing`](crate::EnvoyRing)). Spelled `envoy-ring`.
     EnvoyRing,
-    /// Kafka's keyed partitioner, `toPositive(murmur2(key)) % partitions` ([`Kafka`]).
+    /// Kafka's keyed partitioner, `toPositive(murmur2(key)) % partitions` ([`Kafka`](crate::Kafka)).
     Kafka,
 }
 

@@ -332,7 +332,10 @@ fn mc_has(s: &mut BufReader<TcpStream>, key: &str) -> bool {
     panic!("get {key}: no END")
 }
 
-fn nutcracker_conf(pools: &[(&str, u16, &str, &[(u16, u32, Option<&str>)])]) -> String {
+/// A nutcracker server line: port, weight, name.
+type McServer<'a> = (u16, u32, Option<&'a str>);
+
+fn nutcracker_conf(pools: &[(&str, u16, &str, &[McServer<'_>])]) -> String {
     let mut conf = String::new();
     for &(name, listen, hash, servers) in pools {
         conf += &format!(
@@ -364,13 +367,13 @@ fn twemproxy_live() {
         })
         .collect();
     let keys: Vec<String> = uris(KEYS, 0x7477).into_iter().map(|u| u.replace(['/', '?', '&', '='], ":")).collect();
-    let mut md5_servers: Vec<(u16, u32, Option<&str>)> = vec![
+    let mut md5_servers: Vec<McServer<'_>> = vec![
         (mc_ports[0], 1, Some("alpha")),
         (mc_ports[1], 1, Some("beta")),
         (mc_ports[2], 2, Some("gamma")),
         (mc_ports[3], 5, Some("delta")),
     ];
-    let mut fnv_servers: Vec<(u16, u32, Option<&str>)> = mc_ports[..4].iter().map(|&p| (p, 1, None)).collect();
+    let mut fnv_servers: Vec<McServer<'_>> = mc_ports[..4].iter().map(|&p| (p, 1, None)).collect();
     let mut checked = 0;
     for round in 0..2 {
         if round == 1 {

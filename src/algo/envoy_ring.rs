@@ -82,7 +82,7 @@ impl Builder<EnvoyRing> {
     ///
     /// # Errors
     /// The [`NodeSet::new`] errors; [`Error::InvalidParameter`] for another hasher, a minimum
-    /// ring size of 0 or above the maximum, a maximum above 2^26 ([`MAX_POINTS`]).
+    /// ring size of 0 or above the maximum, a maximum above 2^26.
     pub fn build(mut self) -> Result<EnvoyRing> {
         let entry_hasher = match self.hasher {
             KeyHasher::Xxh3 { seed: 0 } | KeyHasher::Xxh64 { seed: 0 } => KeyHasher::Xxh64 { seed: 0 },

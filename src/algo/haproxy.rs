@@ -1,8 +1,8 @@
 //! HAProxy `hash-type consistent` (lb_chash.c), bit-exact with HAProxy 2.6.12, for `balance uri`.
 //!
 //! A server with numeric id `puid` (its `id`, else HAProxy's automatic number: a counter over
-//! the declaration order that skips taken ids) and weight `w` has `16 w` tree nodes with keys `full_hash(puid · 4096 + j)`,
-//! j = 0..16w−1 — the nodes depend on the id, not on the name or address. A key's hash is sdbm
+//! the declaration order that skips taken ids) and weight `w` has `16 w` tree nodes with keys
+//! `full_hash(puid · 4096 + j)`, j = 0..16w−1 — the nodes depend on the id, not on the name or address. A key's hash is sdbm
 //! of the request target cut before the first `?` (`balance uri`; `whole` keeps the query),
 //! followed by the avalanche `full_hash` unless the function is plain `sdbm`
 //! ([`KeyHasher::SdbmAvalanche`] is what `hash-type consistent` uses by default). The **nearest**
@@ -101,7 +101,7 @@ fn server_ids(nodes: &NodeSet) -> Result<Vec<u32>> {
         explicit.push(match node.label(ID_LABEL) {
             None => None,
             Some(text) => match text.parse::<u32>() {
-                Ok(id) if id >= 1 && id <= u32::MAX / ID_STRIDE => Some(id),
+                Ok(id) if (1..=u32::MAX / ID_STRIDE).contains(&id) => Some(id),
                 _ => return Err(bad(format!("{text:?} for {:?} is not a number from 1 up", node.name()))),
             },
         });
@@ -120,9 +120,8 @@ fn server_ids(nodes: &NodeSet) -> Result<Vec<u32>> {
 /// 1, 7, 3 (not 1, 7, 2).
 pub(crate) fn assign_ids(explicit: &[Option<u32>]) -> Vec<u32> {
     let mut taken: std::collections::BTreeSet<u32> = explicit.iter().flatten().copied().collect();
-    let mut next = 1u32;
     let mut out = Vec::with_capacity(explicit.len());
-    for id in explicit {
+    for (next, id) in (1u32..).zip(explicit) {
         let id = id.unwrap_or_else(|| {
             let mut candidate = next;
             while taken.contains(&candidate) {
@@ -132,7 +131,6 @@ pub(crate) fn assign_ids(explicit: &[Option<u32>]) -> Vec<u32> {
             candidate
         });
         out.push(id);
-        next += 1;
     }
     out
 }

@@ -114,10 +114,8 @@ impl PoolOptions {
                     }
                 })
             }
-            "distribution" => {
-                if value != "ketama" {
-                    return Err(at.err(line, format!("distribution: {value} is not modelled (ketama is)")));
-                }
+            "distribution" if value != "ketama" => {
+                return Err(at.err(line, format!("distribution: {value} is not modelled (ketama is)")));
             }
             "hash_tag" => return Err(at.err(line, "hash_tag is not modelled (it changes which bytes are hashed)")),
             "auto_eject_hosts" if value == "true" => notes.push(format!(

@@ -24,6 +24,9 @@ const REPLACED: [&str; 12] = [
     "to",
 ];
 
+/// The routers before and after a change.
+type Pair = (Box<dyn Router>, Box<dyn Router>);
+
 /// Two proxy configurations: before and after the change.
 #[derive(Args, Debug)]
 #[command(next_help_heading = "Proxy configuration")]
@@ -51,7 +54,7 @@ pub(crate) struct MigrateConfigArgs {
 
 impl MigrateConfigArgs {
     /// The routers before and after, when `--from-config` was given.
-    pub(crate) fn routers(&self) -> Result<Option<(Box<dyn Router>, Box<dyn Router>)>, Failure> {
+    pub(crate) fn routers(&self) -> Result<Option<Pair>, Failure> {
         let (Some(old), Some(new)) = (&self.from_config, &self.to_config) else { return Ok(None) };
         let kind = self.config_kind.as_deref();
         let before = read(old, kind, self.pool.as_deref().or(self.from_pool.as_deref()))?;
