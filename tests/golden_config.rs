@@ -23,6 +23,19 @@ use hashroute::{
     Modulo, MultiProbe, NodeSet, RedisSlots, Rendezvous, Ring, Router, RouterSpec,
 };
 
+/// The algorithms this file's golden texts freeze: those added later (the proxy routers of
+/// issue 15) are frozen in `tests/golden_proxies.rs`, so these files stay byte-identical.
+fn frozen_algorithms() -> impl Iterator<Item = Algorithm> {
+    Algorithm::ALL.iter().copied().filter(|a| !PROXY_ALGORITHMS.contains(a))
+}
+
+/// The Ketama variants this file freezes (the proxy ones are in `tests/golden_proxies.rs`).
+fn frozen_variants() -> impl Iterator<Item = KetamaVariant> {
+    KetamaVariant::ALL.into_iter().filter(|v| !matches!(v, KetamaVariant::Twemproxy | KetamaVariant::LibmemcachedOaat))
+}
+
+const PROXY_ALGORITHMS: [Algorithm; 4] = [Algorithm::Nginx, Algorithm::Haproxy, Algorithm::EnvoyRing, Algorithm::Kafka];
+
 /// One row of `fingerprints.csv`.
 struct Row {
     name: String,
@@ -168,7 +181,7 @@ fn fingerprint_rows() -> Vec<Row> {
         ),
     ];
     // Every algorithm through RouterSpec::build with its defaults on cluster(10).
-    for &algo in Algorithm::ALL {
+    for algo in frozen_algorithms() {
         let built = RouterSpec::new(algo).build(cluster(10)).unwrap();
         rows.push(spec_row(format!("spec-{algo}-default-n10"), algo, &*built));
     }
@@ -195,7 +208,7 @@ fn fingerprint_rows() -> Vec<Row> {
         "failover-ring-v160-xxh3-all-up",
         Failover::new(ring(160, KeyHasher::default(), cluster(10))).unwrap(),
     ));
-    for &algo in Algorithm::ALL {
+    for algo in frozen_algorithms() {
         let built = RouterSpec::new(algo).build(cluster(10)).unwrap();
         match Failover::new(built) {
             Ok(f) => rows.push(row(format!("failover-spec-{algo}-default-n10-down3"), down(f))),
@@ -278,7 +291,7 @@ mod config {
             out.push((name, ClusterConfig::new(spec, nodes)));
         };
         // Every algorithm with its defaults, on plain and on labelled nodes.
-        for &algo in Algorithm::ALL {
+        for algo in super::frozen_algorithms() {
             add(format!("{algo}-default-plain"), RouterSpec::new(algo), plain(5));
             add(format!("{algo}-default-labelled"), RouterSpec::new(algo), labelled(6));
         }
@@ -319,7 +332,7 @@ mod config {
         add("ketama-hasher-md5".into(), RouterSpec::new(Algorithm::Ketama).with_hasher(KeyHasher::Md5), plain(5));
         add("slots-hasher-crc16".into(), RouterSpec::new(Algorithm::Slots).with_hasher(KeyHasher::Crc16), plain(5));
         // Every Ketama variant, on weighted nodes, and with the hasher too.
-        for v in KetamaVariant::ALL {
+        for v in super::frozen_variants() {
             add(
                 format!("ketama-variant-{}", v.name()),
                 RouterSpec::new(Algorithm::Ketama).with_ketama_variant(v),
@@ -440,10 +453,10 @@ mod config {
             config.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
         }
         // Every algorithm, option and Ketama variant is covered.
-        for &algo in Algorithm::ALL {
+        for algo in super::frozen_algorithms() {
             assert!(configs.iter().any(|(_, c)| c.spec.algorithm == algo), "{algo}");
         }
-        for v in KetamaVariant::ALL {
+        for v in super::frozen_variants() {
             assert!(configs.iter().any(|(_, c)| c.spec.ketama_variant == Some(v)), "{}", v.name());
         }
         assert!(configs.iter().any(|(_, c)| c.spec.vnodes.is_some()));
