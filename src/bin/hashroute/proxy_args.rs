@@ -62,6 +62,11 @@ impl ConfigArgs {
     /// The configuration, when `--from-config` was given.
     pub(crate) fn config(&self) -> Result<Option<ProxyConfig>, Failure> {
         match &self.from_config {
+            // clap drops a `requires` whose target conflicts with a given flag (`--algo`), so
+            // the check is repeated here.
+            None if self.pool.is_some() || self.config_kind.is_some() => {
+                Err(Failure::msg("--pool and --config-kind need --from-config FILE"))
+            }
             None => Ok(None),
             Some(path) => read(path, self.config_kind.as_deref(), self.pool.as_deref()).map(Some),
         }
