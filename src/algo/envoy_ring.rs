@@ -14,7 +14,11 @@
 //! The request hash is what Envoy computed (`route_hash`, the CLI's `--input u64`); `route`
 //! hashes a key with XXH64 seed 0, as Envoy's header hash policy does with the header value.
 //!
-//! Not modelled: locality weighting, health and panic mode (only the hosts given are on the
+//! Locality weighting: with [`EnvoyRing::LOCALITY_LABEL`] (and
+//! [`EnvoyRing::LOCALITY_WEIGHT_LABEL`]) on every host, `w_h = weight_h · (lw / Σlw) / Σweight of
+//! its locality`, localities taken in order of first appearance and weight-0 ones left out.
+//!
+//! Not modelled: health and panic mode (only the hosts given are on the
 //! ring), `hash_balance_factor` (bounded loads) and retry host predicates; the preference list
 //! is the ring walked forward (distinct hosts).
 
@@ -106,31 +110,75 @@ impl Builder<EnvoyRing> {
     }
 }
 
-/// Entries per host with Envoy's running double sums, and the scale.
-fn entry_counts(nodes: &NodeSet, min: u64, max: u64) -> (Vec<u64>, f64) {
-    let sum: f64 = nodes.iter().map(|(_, n)| n.weight()).sum();
-    let weights: Vec<f64> = nodes.iter().map(|(_, n)| n.weight() * 1.0 / sum).collect();
-    let min_w = weights.iter().copied().fold(1.0f64, f64::min);
+/// Each host's normalized weight `w_h`, in the order Envoy walks the hosts: the node order, or
+/// with localities (the [`EnvoyRing::LOCALITY_LABEL`] labels) locality by locality in order of
+/// first appearance, hosts in node order within each, weight-0 localities left out.
+fn shares(nodes: &NodeSet) -> Result<Vec<(usize, f64)>> {
+    let labelled = nodes.iter().filter(|(_, n)| n.label(EnvoyRing::LOCALITY_LABEL).is_some()).count();
+    if labelled == 0 {
+        let sum: f64 = nodes.iter().map(|(_, n)| n.weight()).sum();
+        return Ok(nodes.iter().map(|(id, n)| (id.index(), n.weight() * 1.0 / sum)).collect());
+    }
+    let bad = |reason: String| Error::InvalidParameter { name: "locality", reason };
+    if labelled != nodes.len() {
+        return Err(bad("either every host has a locality label or none does".into()));
+    }
+    // (name, weight, hosts) in order of first appearance.
+    let mut localities: Vec<(&str, f64, Vec<usize>)> = Vec::new();
+    for (id, node) in nodes.iter() {
+        let name = node.label(EnvoyRing::LOCALITY_LABEL).unwrap_or_default();
+        let text = node.label(EnvoyRing::LOCALITY_WEIGHT_LABEL).unwrap_or("1");
+        let weight = text
+            .parse::<u32>()
+            .map_err(|_| bad(format!("weight {text:?} of locality {name:?} is not a whole number")))?;
+        match localities.iter_mut().find(|l| l.0 == name) {
+            Some(l) if l.1 != f64::from(weight) => {
+                return Err(bad(format!("locality {name:?} is given two weights ({} and {weight})", l.1)));
+            }
+            Some(l) => l.2.push(id.index()),
+            None => localities.push((name, f64::from(weight), vec![id.index()])),
+        }
+    }
+    let sum_l: f64 = localities.iter().map(|l| l.1).sum();
+    if sum_l == 0.0 {
+        return Err(bad("every locality has weight 0: Envoy's ring would be empty".into()));
+    }
+    let mut out = Vec::with_capacity(nodes.len());
+    for (_, lw, hosts) in localities.iter().filter(|l| l.1 != 0.0) {
+        let nlw = lw / sum_l;
+        let sum: f64 = hosts.iter().map(|&i| nodes.as_slice()[i].weight()).sum();
+        out.extend(hosts.iter().map(|&i| (i, nodes.as_slice()[i].weight() * nlw / sum)));
+    }
+    Ok(out)
+}
+
+/// Entries per host (by node index) with Envoy's running double sums, and the scale.
+fn entry_counts(nodes: &NodeSet, min: u64, max: u64) -> Result<(Vec<u64>, f64)> {
+    let shares = shares(nodes)?;
+    let min_w = shares.iter().map(|s| s.1).fold(1.0f64, f64::min);
     let scale = ((min_w * min as f64).ceil() / min_w).min(max as f64);
     let (mut current, mut target) = (0.0f64, 0.0f64);
-    let counts = weights
-        .iter()
-        .map(|&w| {
-            target += scale * w;
-            let mut count = 0u64;
-            while current < target {
-                count += 1;
-                current += 1.0;
-            }
-            count
-        })
-        .collect();
-    (counts, scale)
+    let mut counts = vec![0u64; nodes.len()];
+    for (i, w) in shares {
+        target += scale * w;
+        while current < target {
+            counts[i] += 1;
+            current += 1.0;
+        }
+    }
+    Ok((counts, scale))
 }
 
 impl EnvoyRing {
+    /// The node label naming a host's locality (Envoy's `locality_weighted_lb_config`); with it
+    /// on every host, shares are per locality as Envoy computes them.
+    pub const LOCALITY_LABEL: &'static str = "envoy-locality";
+    /// The node label holding the weight of the host's locality (a whole number, default 1; 0
+    /// leaves the locality's hosts off the ring). Equal on every host of a locality.
+    pub const LOCALITY_WEIGHT_LABEL: &'static str = "envoy-locality-weight";
+
     fn new(nodes: NodeSet, entry_hasher: KeyHasher, min: u64, max: u64) -> Result<EnvoyRing> {
-        let (counts, scale) = entry_counts(&nodes, min, max);
+        let (counts, scale) = entry_counts(&nodes, min, max)?;
         let total: u64 = counts.iter().sum();
         let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(total as usize);
         let mut buf = Vec::with_capacity(64);
@@ -234,11 +282,24 @@ mod tests {
     #[test]
     fn counts_follow_envoy_arithmetic() {
         let three = NodeSet::from_names(["a", "b", "c"]).unwrap();
-        let (counts, scale) = entry_counts(&three, 1024, DEFAULT_MAX_RING_SIZE);
+        let (counts, scale) = entry_counts(&three, 1024, DEFAULT_MAX_RING_SIZE).unwrap();
         assert_eq!(counts, vec![342, 342, 342]);
         assert_eq!(scale.ceil() as u64, 1026);
         let two = NodeSet::from_names(["a", "b"]).unwrap();
-        assert_eq!(entry_counts(&two, 3, DEFAULT_MAX_RING_SIZE).0, vec![2, 2]);
+        assert_eq!(entry_counts(&two, 3, DEFAULT_MAX_RING_SIZE).unwrap().0, vec![2, 2]);
+        let loc = |n: &str, l: &str, w: &str| {
+            Node::new(n).with_label(EnvoyRing::LOCALITY_LABEL, l).with_label(EnvoyRing::LOCALITY_WEIGHT_LABEL, w)
+        };
+        let zero = NodeSet::new([loc("a", "A", "0"), loc("b", "B", "0")]).unwrap();
+        assert!(entry_counts(&zero, 8, 64).unwrap_err().to_string().contains("every locality has weight 0"));
+        let mixed = NodeSet::new([loc("a", "A", "1"), Node::new("b")]).unwrap();
+        assert!(entry_counts(&mixed, 8, 64).is_err());
+        let twice = NodeSet::new([loc("a", "A", "1"), loc("b", "A", "2")]).unwrap();
+        assert!(entry_counts(&twice, 8, 64).unwrap_err().to_string().contains("two weights"));
+        // A weight-0 locality's hosts get no entry; the others share the ring by locality weight.
+        let three = NodeSet::new([loc("a", "A", "1"), loc("b", "B", "3"), loc("c", "C", "0")]).unwrap();
+        // w = 1/4, 3/4: scale = ceil(1/4 · 8) / (1/4) = 8 entries.
+        assert_eq!(entry_counts(&three, 8, 64).unwrap().0, vec![2, 6, 0]);
     }
 
     #[test]
