@@ -247,8 +247,9 @@ mod tests {
         let names: Vec<&str> = c.nodes.iter().map(|(_, n)| n.name()).collect();
         assert_eq!(names, ["s1", "s2", "s4"]);
         let ids: Vec<&str> = c.nodes.iter().map(|(_, n)| n.label(Haproxy::ID_LABEL).unwrap()).collect();
-        // s0 (weight 0) and s3 (backup) keep ids 2 and 3, so s4 is 4.
-        assert_eq!(ids, ["1", "9", "4"]);
+        // s0 (weight 0) and s3 (backup) keep their automatic ids 2 and 4 (the counter steps per
+        // declared server, past s2's explicit 9 too), so s4, the fifth server, is 5.
+        assert_eq!(ids, ["1", "9", "5"]);
         assert_eq!(c.notes.len(), 2);
         assert_eq!(c.router().unwrap().node_name(NodeId::from_index(0)), "s1");
         let err = ProxyConfig::parse(CONF, "h.cfg", None, Some("b2")).unwrap_err().to_string();
