@@ -329,7 +329,8 @@ impl Ketama {
         ketama_variants::key_hash(self.variant, self.key_hasher, key)
     }
 
-    /// The key hash every variant uses: the first 4 bytes of `MD5(key)`, little-endian.
+    /// The key hash of the MD5 variants: the first 4 bytes of `MD5(key)`, little-endian (the
+    /// twemproxy and one-at-a-time variants may hash otherwise: [`Ketama::variant_key_hash`]).
     #[inline]
     pub fn key_hash(key: &[u8]) -> u32 {
         let d = md5_digest(key);
