@@ -29,6 +29,7 @@ mod keys;
 mod migrate;
 mod proxy_args;
 mod proxy_migrate;
+mod proxy_recommend;
 mod recommend;
 mod replicas;
 mod route;

@@ -80,11 +80,10 @@ fn parse_targets(text: &str) -> Result<Vec<f64>, Failure> {
 }
 
 impl RecommendArgs {
-    fn request(&self) -> Result<Request, Failure> {
-        let from_config = self.proxy.config()?;
+    fn request(&self, from_config: Option<&hashroute::ProxyConfig>) -> Result<Request, Failure> {
         let mut req = match (&self.nodes_file, self.node_count) {
             _ if from_config.is_some() => {
-                let config = from_config.as_ref().expect("checked");
+                let config = from_config.expect("checked");
                 // That exact layout, judged against the routers the proxy itself offers.
                 let req = Request::for_nodes(config.nodes.clone());
                 if self.compatible_with.is_none() {
@@ -114,9 +113,13 @@ impl RecommendArgs {
 }
 
 pub(crate) fn run(args: RecommendArgs) -> Result<(), Failure> {
-    let recommendation = recommend(&args.request()?)?;
+    let config = args.proxy.config()?;
+    let recommendation = recommend(&args.request(config.as_ref())?)?;
     let mut out = BufWriter::new(io::stdout().lock());
     write!(out, "{recommendation}")?;
+    if let Some(config) = &config {
+        crate::proxy_recommend::write_weight_scales(&mut out, config)?;
+    }
     out.flush()?;
     Ok(())
 }
