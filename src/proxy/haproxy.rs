@@ -114,6 +114,7 @@ fn backend_line(
         "hash-balance-factor" if words.get(1) != Some(&"0") => {
             Err(at.err(line, "hash-balance-factor (bounded loads) is not modelled"))
         }
+        "server-template" => Err(at.err(line, "server-template is not modelled (list the servers)")),
         "use-server" | "stick" | "stick-table" => {
             Err(at.err(line, format!("`{}` overrides the hash: not modelled", words[0])))
         }
@@ -270,6 +271,7 @@ mod tests {
             (wrap("    server t 1.2.3.4:80 weight x\n"), "h.cfg:4: server t: weight \"x\""),
             (wrap("    server t 1.2.3.4:80 weight 300\n"), "h.cfg:4: server t: weight \"300\""),
             (wrap("    use-server s if TRUE\n"), "h.cfg:4: `use-server`"),
+            (wrap("    server-template w 3 1.2.3.4:80\n"), "h.cfg:4: server-template"),
             (wrap("    server s 1.2.3.5:80\n"), "h.cfg:5: server \"s\" already appears on line 4"),
             ("backend b\n    server s 1.2.3.4:80\n".to_owned(), "h.cfg:1: no `balance uri`"),
             ("backend b\n    balance uri\n    server s 1.2.3.4:80\n".to_owned(), "h.cfg:1: no `hash-type consistent`"),

@@ -7,6 +7,9 @@
 //! noted (they act only on failures). Servers must be IP addresses (with or without a port) or
 //! `unix:` paths: nginx resolves a hostname to its addresses and spreads that server's keys
 //! over them, which is not modelled, so a hostname is refused.
+//!
+//! Only the file given is read: an `upstream` in a file pulled in with `include` is not seen
+//! (point `--from-config` at the file that holds the block).
 
 use super::reader::{check_address, whole_number, Place, RawPool};
 use crate::config::{Algorithm, RouterSpec};
