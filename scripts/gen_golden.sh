@@ -7,4 +7,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 HASHROUTE_WRITE_GOLDEN=1 cargo test --all-features --test golden -- --nocapture
 HASHROUTE_WRITE_GOLDEN=1 cargo test --all-features --test golden_config -- --nocapture
+HASHROUTE_WRITE_GOLDEN=1 cargo test --all-features --test golden_proxies -- --nocapture
 git status --short tests/golden

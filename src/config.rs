@@ -85,6 +85,14 @@ pub enum Algorithm {
     /// `jumpback-anchor`.
     #[cfg_attr(feature = "serde", serde(rename = "jumpback-anchor"))]
     JumpBackAnchor,
+    /// nginx `hash $key consistent` ([`Nginx`](crate::Nginx)).
+    Nginx,
+    /// HAProxy `hash-type consistent` with `balance uri` ([`Haproxy`](crate::Haproxy)).
+    Haproxy,
+    /// Envoy's ring hash load balancer ([`EnvoyRing`](crate::EnvoyRing)). Spelled `envoy-ring`.
+    EnvoyRing,
+    /// Kafka's keyed partitioner, `toPositive(murmur2(key)) % partitions` ([`Kafka`](crate::Kafka)).
+    Kafka,
 }
 
 impl Algorithm {
@@ -105,6 +113,10 @@ impl Algorithm {
         Algorithm::Power,
         Algorithm::Binomial,
         Algorithm::JumpBackAnchor,
+        Algorithm::Nginx,
+        Algorithm::Haproxy,
+        Algorithm::EnvoyRing,
+        Algorithm::Kafka,
     ];
 
     /// The algorithm's name as the CLI's `--algo` and configuration files spell it; equal to
@@ -126,6 +138,10 @@ impl Algorithm {
             Algorithm::Power => "power",
             Algorithm::Binomial => "binomial",
             Algorithm::JumpBackAnchor => "jumpback-anchor",
+            Algorithm::Nginx => "nginx",
+            Algorithm::Haproxy => "haproxy",
+            Algorithm::EnvoyRing => "envoy-ring",
+            Algorithm::Kafka => "kafka",
         }
     }
 
@@ -146,6 +162,10 @@ impl Algorithm {
         match self {
             Algorithm::Ketama => KeyHasher::Md5,
             Algorithm::Slots => KeyHasher::Crc16,
+            Algorithm::Nginx => KeyHasher::Crc32,
+            Algorithm::Haproxy => KeyHasher::SdbmAvalanche,
+            Algorithm::EnvoyRing => KeyHasher::Xxh64 { seed: 0 },
+            Algorithm::Kafka => KeyHasher::Murmur2Kafka,
             _ => KeyHasher::default(),
         }
     }
@@ -188,26 +208,59 @@ impl Algorithm {
     /// Whether the key hasher can be chosen (not for Ketama and Redis slots, whose hashes are
     /// fixed by the clients they interoperate with).
     pub fn takes_hasher(self) -> bool {
-        !matches!(self, Algorithm::Ketama | Algorithm::Slots)
+        !matches!(
+            self,
+            Algorithm::Ketama
+                | Algorithm::Slots
+                | Algorithm::Nginx
+                | Algorithm::Haproxy
+                | Algorithm::EnvoyRing
+                | Algorithm::Kafka
+        )
+    }
+
+    /// The hashers an algorithm accepts when [`takes_hasher`](Algorithm::takes_hasher) is
+    /// false (its default first): the proxies' own choices (HAProxy `sdbm`, Envoy
+    /// `MURMUR_HASH_2`, twemproxy `fnv1a_64` with the Ketama variant `twemproxy`, checked by the
+    /// Ketama builder). Empty when any hasher goes.
+    pub fn fixed_hashers(self) -> &'static [KeyHasher] {
+        match self {
+            Algorithm::Ketama => &[KeyHasher::Md5, KeyHasher::Fnv1a32, KeyHasher::Oaat],
+            Algorithm::Slots => &[KeyHasher::Crc16],
+            Algorithm::Nginx => &[KeyHasher::Crc32],
+            Algorithm::Haproxy => &[KeyHasher::SdbmAvalanche, KeyHasher::Sdbm],
+            Algorithm::EnvoyRing => &[KeyHasher::Xxh64 { seed: 0 }, KeyHasher::Murmur64aEnvoy],
+            Algorithm::Kafka => &[KeyHasher::Murmur2Kafka],
+            _ => &[],
+        }
     }
 
     /// Whether a membership change moves about the minimum (1/N of the keys). False for modulo
     /// (almost every key moves) and for Redis slots rebuilt from a node list (a fresh
     /// `redis-cli` layout shifts every range; a live cluster moves slots explicitly instead).
     pub fn is_consistent(self) -> bool {
-        !matches!(self, Algorithm::Modulo | Algorithm::Slots)
+        !matches!(self, Algorithm::Modulo | Algorithm::Slots | Algorithm::Kafka)
     }
 
     /// Whether any node can be removed with only its keys moving. False for jump and its
     /// constant-time successors (JumpBack, FlipHash, power, binomial), which can only drop their
     /// last bucket, and for modulo, where a removal moves almost everything. JumpBackAnchor can.
     pub fn removes_any_node(self) -> bool {
-        !matches!(self, Algorithm::Modulo) && !(self.is_stateless_bucket_hash())
+        !matches!(self, Algorithm::Modulo | Algorithm::Kafka) && !(self.is_stateless_bucket_hash())
     }
 
     /// Whether node weights change the share of keys (ring, Ketama, rendezvous, Maglev).
     pub fn supports_weights(self) -> bool {
-        matches!(self, Algorithm::Ring | Algorithm::Ketama | Algorithm::Rendezvous | Algorithm::Maglev)
+        matches!(
+            self,
+            Algorithm::Ring
+                | Algorithm::Ketama
+                | Algorithm::Rendezvous
+                | Algorithm::Maglev
+                | Algorithm::Nginx
+                | Algorithm::Haproxy
+                | Algorithm::EnvoyRing
+        )
     }
 
     /// Whether every node's expected share is exactly its fair share for uniformly random keys,
@@ -217,7 +270,12 @@ impl Algorithm {
     pub fn balanced_in_expectation(self) -> bool {
         matches!(
             self,
-            Algorithm::Modulo | Algorithm::Jump | Algorithm::Memento | Algorithm::Anchor | Algorithm::Rendezvous
+            Algorithm::Modulo
+                | Algorithm::Jump
+                | Algorithm::Memento
+                | Algorithm::Anchor
+                | Algorithm::Rendezvous
+                | Algorithm::Kafka
         ) || self.is_stateless_bucket_hash()
             || self == Algorithm::JumpBackAnchor
     }
@@ -225,7 +283,7 @@ impl Algorithm {
     /// Whether the router has a preference list, so replicas and failover work (all but Redis
     /// slots, where the cluster, not the client, decides failover).
     pub fn has_preference_list(self) -> bool {
-        !matches!(self, Algorithm::Slots)
+        !matches!(self, Algorithm::Slots | Algorithm::Kafka)
     }
 }
 
@@ -283,6 +341,15 @@ pub struct RouterSpec {
     /// Serialized by [`JumpBackGenerator::name`].
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none", with = "generator_serde"))]
     pub generator: Option<JumpBackGenerator>,
+    /// Envoy `minimum_ring_size`; envoy-ring only (default 1024).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub min_ring_size: Option<u64>,
+    /// Envoy `maximum_ring_size`; envoy-ring only (default 8388608).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub max_ring_size: Option<u64>,
+    /// HAProxy `balance uri whole` (hash the query too); haproxy only (default false).
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub uri_whole: Option<bool>,
 }
 
 impl RouterSpec {
@@ -297,6 +364,9 @@ impl RouterSpec {
             probes: None,
             capacity: None,
             generator: None,
+            min_ring_size: None,
+            max_ring_size: None,
+            uri_whole: None,
         }
     }
 
@@ -390,15 +460,14 @@ impl RouterSpec {
                 return Err(Error::InvalidVnodes { vnodes, max });
             }
         }
+        self.validate_proxy_options()?;
         if let Some(hasher) = self.hasher {
-            if !algo.takes_hasher() && hasher != algo.default_hasher() {
+            let fixed = crate::proxy::fixed_hashers(self);
+            if !algo.takes_hasher() && !fixed.contains(&hasher) {
+                let names: Vec<&str> = fixed.iter().map(KeyHasher::name).collect();
                 return Err(Error::InvalidParameter {
                     name: "hash",
-                    reason: format!(
-                        "{algo} hashes keys with {} only (got {})",
-                        algo.default_hasher().name(),
-                        hasher.name()
-                    ),
+                    reason: format!("{algo} hashes keys with {} only (got {})", names.join(" or "), hasher.name()),
                 });
             }
         }
@@ -490,7 +559,11 @@ impl RouterSpec {
             }
             Algorithm::Jump => Box::new(Jump::builder().node_set(nodes).hasher(hasher).build()?),
             Algorithm::Ketama => {
-                Box::new(Ketama::builder().node_set(nodes).variant(self.ketama_variant.unwrap_or_default()).build()?)
+                let mut builder = Ketama::builder().node_set(nodes).variant(self.ketama_variant.unwrap_or_default());
+                if let Some(h) = self.hasher {
+                    builder = builder.key_hasher(h);
+                }
+                Box::new(builder.build()?)
             }
             Algorithm::Rendezvous => Box::new(Rendezvous::builder().node_set(nodes).hasher(hasher).build()?),
             Algorithm::Slots => Box::new(RedisSlots::builder().node_set(nodes).build()?),
@@ -524,6 +597,9 @@ impl RouterSpec {
             Algorithm::Power => Box::new(PowerCh::builder().node_set(nodes).hasher(hasher).build()?),
             Algorithm::Binomial => Box::new(BinomialHash::builder().node_set(nodes).hasher(hasher).build()?),
             Algorithm::JumpBackAnchor => Box::new(JumpBackAnchor::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::Nginx | Algorithm::Haproxy | Algorithm::EnvoyRing | Algorithm::Kafka => {
+                crate::proxy::build(self, nodes)?
+            }
         })
     }
 }
@@ -923,7 +999,9 @@ mod tests {
         let spec: RouterSpec =
             toml::from_str("algorithm = \"ketama\"\nketama_variant = \"python-hash-ring\"\n").unwrap();
         assert_eq!(spec.ketama_variant, Some(KetamaVariant::PythonHashRing));
-        assert!(toml::from_str::<RouterSpec>("algorithm = \"ketama\"\nketama_variant = \"twemproxy\"\n").is_err());
+        assert!(toml::from_str::<RouterSpec>("algorithm = \"ketama\"\nketama_variant = \"twemproxy2\"\n").is_err());
+        let spec: RouterSpec = toml::from_str("algorithm = \"ketama\"\nketama_variant = \"twemproxy\"\n").unwrap();
+        assert_eq!(spec.ketama_variant, Some(KetamaVariant::Twemproxy));
         // Every algorithm serializes as its `name()`.
         for &algo in Algorithm::ALL {
             assert_eq!(serde_json::to_string(&algo).unwrap(), format!("\"{}\"", algo.name()));

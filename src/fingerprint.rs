@@ -266,6 +266,11 @@ pub fn canonical_bytes<R: Inspect + ?Sized>(router: &R) -> Vec<u8> {
         View::Ketama(k) => {
             c.str("exact");
             c.str(k.variant().name());
+            if k.key_hasher() != crate::KeyHasher::Md5 {
+                // Only the twemproxy and one-at-a-time variants hash keys otherwise; MD5 stays
+                // unencoded so that every existing fingerprint is unchanged.
+                c.hasher(k.key_hasher());
+            }
             let ranks = c.sorted_names(k.nodes());
             c.u64(k.points().len() as u64);
             for (&p, &o) in k.points().iter().zip(k.owners()) {

@@ -438,8 +438,9 @@ fn ring_side(r: &Ring) -> PointSet<'_, u64> {
     PointSet { points: r.points(), owners: r.owners(), nodes: r.nodes(), algorithm: "ring" }
 }
 
-/// The exact plan between two Ketama continuums (any variants: every variant hashes keys with
-/// [`Ketama::key_hash`]; a variant that looks up the first point strictly greater than the hash
+/// The exact plan between two Ketama continuums (any variants hashing keys the same way:
+/// [`plan`] samples keys instead when their key hashers differ, e.g. twemproxy `md5` against
+/// `fnv1a_64`; a variant that looks up the first point strictly greater than the hash
 /// is converted to the equivalent "at or after" point set first). Ranges are over the 32-bit
 /// circle ([`KeySpace::Hash32`]). O(P₁ + P₂).
 ///
@@ -561,7 +562,7 @@ where
 {
     match (before.view(), after.view()) {
         (View::Ring(a), View::Ring(b)) if a.hasher() == b.hasher() => return plan_rings(a, b),
-        (View::Ketama(a), View::Ketama(b)) => return plan_ketama(a, b),
+        (View::Ketama(a), View::Ketama(b)) if a.key_hasher() == b.key_hasher() => return plan_ketama(a, b),
         (View::Slots(a), View::Slots(b)) => return plan_slots(a, b),
         _ => {}
     }

@@ -131,7 +131,7 @@ fn bad_input_is_a_typed_error() {
     assert!(err(Request::for_node_count(8).targets(&[1.0])));
     assert!(err(Request::for_node_count(8).targets(&[f64::NAN])));
     assert!(err(Request::for_node_count(8).targets(&[])));
-    assert!(err(Request::for_node_count(8).compatible_with("twemproxy")));
+    assert!(err(Request::for_node_count(8).compatible_with("nutcracker")));
     assert!(Requirement::parse_list("remove-any,fast").is_err());
     assert_eq!(Requirement::parse_list("none").unwrap(), vec![]);
     assert!(Request::for_node_count(8).grow("0").is_err());

@@ -275,7 +275,7 @@ fn ketama_assignments() {
             *checked.entry(col).or_default() += 1;
         }
         if !row["libmemcached_behavior_ketama_oaat"].is_empty() {
-            skipped_oaat += 1; // Jenkins one-at-a-time mode: not implemented.
+            skipped_oaat += 1; // Checked by tests/vectors_proxies.rs (ketama_assignments_oaat_column).
         }
     }
     let mut counts: Vec<(&str, usize)> = checked.into_iter().collect();

@@ -51,6 +51,12 @@ pub(crate) struct Options {
     pub(crate) go_rendezvous: bool,
     pub(crate) slot_ranges: Option<Vec<(std::ops::RangeInclusive<u16>, String)>>,
     pub(crate) jumpback_generator: crate::algo::jumpback::JumpBackGenerator,
+    /// Ketama's key hasher (twemproxy and one-at-a-time variants); `None`: the variant's own.
+    pub(crate) ketama_key_hasher: Option<KeyHasher>,
+    /// Envoy ring hash `(minimum_ring_size, maximum_ring_size)`; `None`: Envoy's defaults.
+    pub(crate) ring_size: (Option<u64>, Option<u64>),
+    /// HAProxy `balance uri whole`: hash the query string too.
+    pub(crate) uri_whole: bool,
 }
 
 impl<R> Default for Builder<R> {

@@ -23,9 +23,10 @@ use std::io::Write;
 use std::ops::ControlFlow;
 
 use crate::algo::builder::{router_basics, router_plumbing};
+use crate::algo::ketama_variants;
 use crate::circle::{Circle, MAX_POINTS};
 use crate::error::{Error, Result};
-use crate::hash::{md5_words, md5_words_batch};
+use crate::hash::{md5_words, md5_words_batch, KeyHasher};
 use crate::node::{Node, NodeId, NodeSet, Visited};
 use crate::Builder;
 
@@ -59,18 +60,30 @@ pub enum KetamaVariant {
     Spymemcached,
     /// PyPI `hash_ring` (1.3): 3 points per digest, `>` lookup.
     PythonHashRing,
+    /// twemproxy (nutcracker 0.5) `distribution: ketama`: libmemcached's digest counts and point
+    /// names (a server line's name replaces `host:port`), the empty key hashed to 0, key hash
+    /// `md5` or `fnv1a_64` ([`KeyHasher::Fnv1a32`](crate::KeyHasher::Fnv1a32)). See
+    /// `ketama_variants.rs`.
+    Twemproxy,
+    /// libmemcached / pylibmc `behaviors={"ketama": True}`: Jenkins one-at-a-time over signed
+    /// chars for keys *and* points, 100 points per server; with any weight above 1 the weighted
+    /// MD5 continuum of [`KetamaVariant::Libmemcached`] with the one-at-a-time key hash.
+    LibmemcachedOaat,
 }
 
-const VARIANT_NAMES: &str = "libketama, uhashring, libmemcached, spymemcached, python-hash-ring";
+const VARIANT_NAMES: &str =
+    "libketama, uhashring, libmemcached, spymemcached, python-hash-ring, twemproxy, libmemcached-oaat";
 
 impl KetamaVariant {
     /// Every variant, in declaration order.
-    pub const ALL: [KetamaVariant; 5] = [
+    pub const ALL: [KetamaVariant; 7] = [
         KetamaVariant::Libketama,
         KetamaVariant::Uhashring,
         KetamaVariant::Libmemcached,
         KetamaVariant::Spymemcached,
         KetamaVariant::PythonHashRing,
+        KetamaVariant::Twemproxy,
+        KetamaVariant::LibmemcachedOaat,
     ];
 
     /// The variant's name as the CLI spells it.
@@ -81,6 +94,8 @@ impl KetamaVariant {
             KetamaVariant::Libmemcached => "libmemcached",
             KetamaVariant::Spymemcached => "spymemcached",
             KetamaVariant::PythonHashRing => "python-hash-ring",
+            KetamaVariant::Twemproxy => "twemproxy",
+            KetamaVariant::LibmemcachedOaat => "libmemcached-oaat",
         }
     }
 
@@ -121,7 +136,10 @@ impl KetamaVariant {
                 let x = f64::from(pct) * 40.0 * f64::from(n as f32);
                 (x as f32).floor() as u64
             }
-            KetamaVariant::Libmemcached | KetamaVariant::Spymemcached => {
+            KetamaVariant::Libmemcached
+            | KetamaVariant::Spymemcached
+            | KetamaVariant::Twemproxy
+            | KetamaVariant::LibmemcachedOaat => {
                 // libmemcached: `floor((float)(pct * 160 / 4 * (float)n + 0.0000000001))`, the
                 // products in f32, the addition in f64, then cast back to f32.
                 let pct = weight as f32 / total as f32;
@@ -140,12 +158,18 @@ impl KetamaVariant {
         }
     }
 
+    /// Writes the MD5 input of digest `k` of node `name` into `buf` (crate-visible for the
+    /// one-at-a-time continuum of `ketama_variants.rs`).
+    pub(crate) fn write_point_name(&self, buf: &mut Vec<u8>, name: &str, k: u64) {
+        self.point_name(buf, name, k);
+    }
+
     /// Writes the MD5 input of digest `k` of node `name` into `buf`.
     fn point_name(self, buf: &mut Vec<u8>, name: &str, k: u64) {
         buf.clear();
         // Writing into a Vec cannot fail.
         let _ = match self {
-            KetamaVariant::Libmemcached => {
+            KetamaVariant::Libmemcached | KetamaVariant::Twemproxy | KetamaVariant::LibmemcachedOaat => {
                 let (host, port) = split_host_port(name);
                 if port == MEMCACHED_DEFAULT_PORT {
                     write!(buf, "{host}-{k}")
@@ -201,6 +225,8 @@ fn split_host_port(name: &str) -> (&str, u32) {
 pub struct Ketama {
     nodes: NodeSet,
     variant: KetamaVariant,
+    /// The key hash ([`KeyHasher::Md5`] but for the twemproxy and one-at-a-time variants).
+    key_hasher: KeyHasher,
     circle: Circle<u32>,
     /// Nodes in name order (used to finish preference lists with nodes that own no point).
     by_name: Vec<u32>,
@@ -221,7 +247,9 @@ impl Builder<Ketama> {
     /// The [`NodeSet::new`] errors; [`Error::TooManyPoints`] past the ring's point cap (2^26);
     /// [`Error::InvalidParameter`] when weights overflow `f32` so that no node gets a point.
     pub fn build(mut self) -> Result<Ketama> {
-        Ketama::new(self.take_nodes()?, self.options.variant)
+        let variant = self.options.variant;
+        let key_hasher = ketama_variants::key_hasher(variant, self.options.ketama_key_hasher)?;
+        Ketama::new(self.take_nodes()?, variant)?.with_key_hasher(key_hasher)
     }
 }
 
@@ -269,6 +297,9 @@ fn points_of(nodes: &NodeSet, counts: &[u64], variant: KetamaVariant, total: usi
 
 impl Ketama {
     fn new(nodes: NodeSet, variant: KetamaVariant) -> Result<Ketama> {
+        if let Some(pairs) = ketama_variants::unweighted_oaat_points(variant, &nodes) {
+            return Ok(Ketama::from_pairs(nodes, variant, pairs));
+        }
         let n = nodes.len();
         let total = nodes.total_weight();
         let per_digest = variant.points_per_digest();
@@ -282,14 +313,7 @@ impl Ketama {
             }
             counts.push(d);
         }
-        let mut by_name: Vec<u32> = (0..n as u32).collect();
-        by_name.sort_unstable_by(|&a, &b| nodes.name(NodeId::from_index(a)).cmp(nodes.name(NodeId::from_index(b))));
-        let mut rank = vec![0u32; n];
-        for (r, &id) in by_name.iter().enumerate() {
-            rank[id as usize] = r as u32;
-        }
-
-        let mut pairs = points_of(&nodes, &counts, variant, total_points as usize);
+        let pairs = points_of(&nodes, &counts, variant, total_points as usize);
         if pairs.is_empty() {
             // Only reachable when weights overflow the variant's f32 arithmetic (w > 3.4e38).
             return Err(Error::InvalidParameter {
@@ -297,16 +321,66 @@ impl Ketama {
                 reason: format!("no node gets a {} point: weights must fit in f32 for this variant", variant.name()),
             });
         }
-        // Equal points: the node with the smaller name first (see the module docs).
-        pairs.sort_unstable_by_key(|&(p, owner)| (p, rank[owner as usize]));
-        let (points, owners) = pairs.into_iter().unzip();
-        Ok(Ketama { nodes, variant, circle: Circle::new(points, owners), by_name })
+        Ok(Ketama::from_pairs(nodes, variant, pairs))
     }
 
-    /// The key hash every variant uses: the first 4 bytes of `MD5(key)`, little-endian.
+    /// The continuum over `(point, owner)` pairs. Equal points: the node with the smaller name
+    /// first (see the module docs).
+    fn from_pairs(nodes: NodeSet, variant: KetamaVariant, mut pairs: Vec<(u32, u32)>) -> Ketama {
+        let n = nodes.len();
+        let mut by_name: Vec<u32> = (0..n as u32).collect();
+        by_name.sort_unstable_by(|&a, &b| nodes.name(NodeId::from_index(a)).cmp(nodes.name(NodeId::from_index(b))));
+        let mut rank = vec![0u32; n];
+        for (r, &id) in by_name.iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        pairs.sort_unstable_by_key(|&(p, owner)| (p, rank[owner as usize]));
+        let (points, owners) = pairs.into_iter().unzip();
+        let key_hasher = KeyHasher::Md5;
+        Ketama { nodes, variant, key_hasher, circle: Circle::new(points, owners), by_name }
+    }
+
+    /// The same continuum with key hash `key_hasher` (checked by the builder).
+    fn with_key_hasher(mut self, key_hasher: KeyHasher) -> Result<Ketama> {
+        self.key_hasher = key_hasher;
+        Ok(self)
+    }
+
+    /// The key hasher: [`KeyHasher::Md5`] except for [`KetamaVariant::Twemproxy`] with
+    /// `fnv1a-32` and [`KetamaVariant::LibmemcachedOaat`] ([`KeyHasher::Oaat`]).
+    pub fn key_hasher(&self) -> KeyHasher {
+        self.key_hasher
+    }
+
+    /// The 32-bit hash this continuum looks `key` up with: [`Ketama::key_hash`] for the MD5
+    /// variants, the variant's own hash otherwise (twemproxy's empty key is 0).
+    #[inline]
+    pub fn variant_key_hash(&self, key: &[u8]) -> u32 {
+        ketama_variants::key_hash(self.variant, self.key_hasher, key)
+    }
+
+    /// The key hash of the MD5 variants: the first 4 bytes of `MD5(key)`, little-endian (the
+    /// twemproxy and one-at-a-time variants may hash otherwise: [`Ketama::variant_key_hash`]).
     #[inline]
     pub fn key_hash(key: &[u8]) -> u32 {
         md5_words(key)[0]
+    }
+
+    /// [`variant_key_hash`](Ketama::variant_key_hash) of every key of `keys` into `out`: the MD5
+    /// variants through the multi-lane MD5 (`words` is its scratch), the others key by key.
+    fn key_hashes(&self, keys: &[&[u8]], words: &mut [[u32; 4]], out: &mut [u32]) {
+        if self.key_hasher != KeyHasher::Md5 {
+            for (h, k) in out.iter_mut().zip(keys) {
+                *h = self.variant_key_hash(k);
+            }
+            return;
+        }
+        md5_words_batch(keys, words);
+        let twemproxy = self.variant == KetamaVariant::Twemproxy;
+        for ((h, w), k) in out.iter_mut().zip(words.iter()).zip(keys) {
+            // twemproxy hashes the empty key to 0 (see `ketama_variants::key_hash`).
+            *h = if twemproxy && k.is_empty() { 0 } else { w[0] };
+        }
     }
 
     /// Index of the point that owns hash `h`, with the variant's comparison, wrapping to 0.
@@ -321,7 +395,7 @@ impl Ketama {
 
     #[inline]
     fn route_key(&self, key: &[u8]) -> NodeId {
-        self.route_hash32(Ketama::key_hash(key))
+        self.route_hash32(self.variant_key_hash(key))
     }
 
     fn heap_bytes(&self) -> usize {
@@ -356,7 +430,7 @@ impl Ketama {
     /// # Errors
     /// As [`NodeSet::with_node`] and [`Builder::<Ketama>::build`].
     pub fn with_node(&self, node: Node) -> Result<Ketama> {
-        Ketama::new(self.nodes.with_node(node)?, self.variant)
+        Ketama::new(self.nodes.with_node(node)?, self.variant)?.with_key_hasher(self.key_hasher)
     }
 
     /// A new continuum without the node named `name`.
@@ -364,7 +438,7 @@ impl Ketama {
     /// # Errors
     /// [`Error::UnknownNode`], [`Error::NoNodes`] for the last node.
     pub fn without_node(&self, name: &str) -> Result<Ketama> {
-        Ketama::new(self.nodes.without_node(name)?, self.variant)
+        Ketama::new(self.nodes.without_node(name)?, self.variant)?.with_key_hasher(self.key_hasher)
     }
 
     /// A new continuum with node `name`'s weight changed.
@@ -372,7 +446,7 @@ impl Ketama {
     /// # Errors
     /// [`Error::UnknownNode`], [`Error::InvalidWeight`].
     pub fn with_weight(&self, name: &str, weight: f64) -> Result<Ketama> {
-        Ketama::new(self.nodes.with_weight(name, weight)?, self.variant)
+        Ketama::new(self.nodes.with_weight(name, weight)?, self.variant)?.with_key_hasher(self.key_hasher)
     }
 }
 
@@ -388,10 +462,7 @@ router_plumbing!(Ketama, "ketama", no_hash64 {
         let strict = self.variant.strictly_greater();
         for (ks, os) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
             let m = ks.len();
-            md5_words_batch(ks, &mut words[..m]);
-            for (h, w) in hashes.iter_mut().zip(&words[..m]) {
-                *h = w[0];
-            }
+            self.key_hashes(ks, &mut words[..m], &mut hashes[..m]);
             self.circle.successor_batch_lockstep(&hashes[..m], strict, &mut idx[..m]);
             for (o, &i) in os.iter_mut().zip(&idx[..m]) {
                 *o = self.circle.owner(i);
@@ -406,7 +477,7 @@ router_plumbing!(Ketama, "ketama", no_hash64 {
         let mut seen = Visited::new(n);
         let mut produced = 0usize;
         let mut stopped = false;
-        self.circle.walk_clockwise(self.point_index(Ketama::key_hash(key)), n, &mut |id| {
+        self.circle.walk_clockwise(self.point_index(self.variant_key_hash(key)), n, &mut |id| {
             seen.insert(id);
             produced += 1;
             let flow = visit(id);
@@ -443,7 +514,7 @@ mod tests {
             assert_eq!(KetamaVariant::from_name(v.name()).unwrap(), v);
         }
         let err = KetamaVariant::from_name("ketama2").unwrap_err();
-        assert!(err.to_string().contains("python-hash-ring"), "{err}");
+        assert!(err.to_string().contains("python-hash-ring, twemproxy, libmemcached-oaat"), "{err}");
         assert_eq!(KetamaVariant::default(), KetamaVariant::Libketama);
     }
 
@@ -537,7 +608,7 @@ mod tests {
 
         #[test]
         fn batch_equals_route(keys in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..24), 0..40),
-                              v in 0usize..5) {
+                              v in 0usize..7) {
             let k = Ketama::new(NodeSet::from_names(names(5)).unwrap(), KetamaVariant::ALL[v]).unwrap();
             let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
             let mut out = vec![NodeId::default(); refs.len()];
@@ -548,7 +619,28 @@ mod tests {
         }
 
         #[test]
-        fn order_independent(seed in any::<u64>(), v in 0usize..5) {
+        fn batch_equals_route_with_every_key_hasher(
+            keys in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..24), 0..40),
+            which in 0usize..3,
+        ) {
+            let (variant, hasher) = [
+                (KetamaVariant::Twemproxy, KeyHasher::Md5),
+                (KetamaVariant::Twemproxy, KeyHasher::Fnv1a32),
+                (KetamaVariant::LibmemcachedOaat, KeyHasher::Oaat),
+            ][which];
+            let k = Ketama::builder().variant(variant).key_hasher(hasher).nodes(names(5)).build().unwrap();
+            // The empty key (twemproxy hashes it to 0) in every batch.
+            let mut refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            refs.push(b"");
+            let mut out = vec![NodeId::default(); refs.len()];
+            k.route_batch(&refs, &mut out);
+            for (key, id) in refs.iter().zip(&out) {
+                prop_assert_eq!(*id, k.route(key));
+            }
+        }
+
+        #[test]
+        fn order_independent(seed in any::<u64>(), v in 0usize..7) {
             use rand::seq::SliceRandom;
             use rand::SeedableRng;
             let a = names(6);
@@ -584,7 +676,7 @@ mod tests {
         }
 
         #[test]
-        fn preference_distinct(key in any::<u64>(), v in 0usize..5) {
+        fn preference_distinct(key in any::<u64>(), v in 0usize..7) {
             let k = Ketama::new(NodeSet::from_names(names(7)).unwrap(), KetamaVariant::ALL[v]).unwrap();
             let key = key.to_le_bytes();
             let mut reps = k.replicas(&key, 7).unwrap();

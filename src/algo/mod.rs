@@ -3,12 +3,17 @@
 pub(crate) mod anchor;
 pub(crate) mod bounded;
 pub(crate) mod builder;
+pub(crate) mod envoy_ring;
+pub(crate) mod haproxy;
 pub(crate) mod jump;
+pub(crate) mod kafka;
 pub(crate) mod ketama;
+pub(crate) mod ketama_variants;
 pub(crate) mod maglev;
 pub(crate) mod memento;
 pub(crate) mod modulo;
 pub(crate) mod multiprobe;
+pub(crate) mod nginx;
 pub(crate) mod rendezvous;
 pub(crate) mod ring;
 pub(crate) mod slots;

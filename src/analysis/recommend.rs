@@ -32,7 +32,7 @@ const DEFAULT_TARGETS: [f64; 4] = [1.05, 1.10, 1.25, 1.50];
 
 const MAX_NODE_COUNT: usize = 1_000_000;
 const COMPATIBLE_NAMES: &str = "ketama (libketama), uhashring, libmemcached, spymemcached, python-hash-ring, \
-                                redis-slots, maglev-envoy";
+                                twemproxy, libmemcached-oaat, redis-slots, maglev-envoy, nginx, haproxy, envoy-ring";
 
 /// A capability the user needs, used to filter candidates (`--require`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -175,8 +175,9 @@ impl Request {
     }
 
     /// Only routers that place keys exactly as `name` does: a Ketama client (`ketama`,
-    /// `libketama`, `uhashring`, `libmemcached`, `spymemcached`, `python-hash-ring`),
-    /// `redis-slots` or `maglev-envoy`. Checked by [`recommend`].
+    /// `libketama`, `uhashring`, `libmemcached`, `spymemcached`, `python-hash-ring`, `twemproxy`,
+    /// `libmemcached-oaat`), `redis-slots`, `maglev-envoy`, or a proxy (`nginx`, `haproxy`,
+    /// `envoy-ring`). Checked by [`recommend`].
     pub fn compatible_with(mut self, name: &str) -> Request {
         self.compatible_with = Some(name.to_string());
         self
@@ -281,6 +282,9 @@ impl Request {
             "ketama" => Some((Algorithm::Ketama, Some(KetamaVariant::Libketama))),
             "redis-slots" => Some((Algorithm::Slots, None)),
             "maglev-envoy" => Some((Algorithm::Maglev, None)),
+            "nginx" => Some((Algorithm::Nginx, None)),
+            "haproxy" => Some((Algorithm::Haproxy, None)),
+            "envoy-ring" => Some((Algorithm::EnvoyRing, None)),
             other => KetamaVariant::from_name(other).ok().map(|v| (Algorithm::Ketama, Some(v))),
         };
         found.map(Some).ok_or_else(|| Error::InvalidParameter {

@@ -217,6 +217,11 @@ pub fn candidates() -> Vec<Candidate> {
     out.push(named("power", "power", spec(Algorithm::Power)));
     out.push(named("binomial", "binomial", spec(Algorithm::Binomial)));
     out.push(named("jumpback-anchor", "jumpback-anchor", spec(Algorithm::JumpBackAnchor)));
+    // The proxies' own placements (issue 15): measured like every router, chosen by
+    // `compatible_with` ("must match nginx").
+    out.push(named("nginx", "nginx", spec(Algorithm::Nginx)));
+    out.push(named("haproxy", "haproxy", spec(Algorithm::Haproxy)));
+    out.push(named("envoy-ring", "envoy-ring", spec(Algorithm::EnvoyRing)));
     out
 }
 

@@ -324,7 +324,7 @@ fn sdbm(key: &[u8]) -> u32 {
 }
 
 /// HAProxy's `full_hash` (avalanche): Bob Jenkins' 6-shift integer hash, then `* 3221225473`.
-fn haproxy_full_hash(mut a: u32) -> u32 {
+pub(crate) fn haproxy_full_hash(mut a: u32) -> u32 {
     a = a.wrapping_add(0x7ed5_5d16).wrapping_add(a << 12);
     a = (a ^ 0xc761_c23c) ^ (a >> 19);
     a = a.wrapping_add(0x1656_67b1).wrapping_add(a << 5);

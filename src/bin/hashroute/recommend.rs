@@ -25,11 +25,18 @@ const QUICK_ENV: &str = "HASHROUTE_QUICK";
 #[derive(Args, Debug)]
 pub(crate) struct RecommendArgs {
     /// Random clusters of N nodes (1 to 1000000)
-    #[arg(long, value_name = "N", required_unless_present = "nodes_file", conflicts_with = "nodes_file")]
+    #[arg(
+        long,
+        value_name = "N",
+        required_unless_present_any = ["nodes_file", "from_config"],
+        conflicts_with_all = ["nodes_file", "from_config"]
+    )]
     node_count: Option<usize>,
     /// Your cluster: one `NAME [WEIGHT]` per line (libketama's server file); loads are exact
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "from_config")]
     nodes_file: Option<PathBuf>,
+    #[command(flatten)]
+    proxy: crate::proxy_args::LayoutArgs,
     /// Balance targets: largest acceptable busiest-node load over the mean, comma-separated
     #[arg(long, value_name = "RATIOS", default_value = "1.05,1.10,1.25,1.50")]
     max_load: String,
@@ -37,7 +44,8 @@ pub(crate) struct RecommendArgs {
     #[arg(long, value_name = "LIST", default_value = "remove-any")]
     require: String,
     /// Only routers placing keys exactly like this system: ketama, libketama, uhashring,
-    /// libmemcached, spymemcached, python-hash-ring, redis-slots, maglev-envoy
+    /// libmemcached, spymemcached, python-hash-ring, twemproxy, libmemcached-oaat, redis-slots,
+    /// maglev-envoy, nginx, haproxy, envoy-ring
     #[arg(long, value_name = "NAME")]
     compatible_with: Option<String>,
     /// Largest router memory allowed, in bytes
@@ -72,8 +80,18 @@ fn parse_targets(text: &str) -> Result<Vec<f64>, Failure> {
 }
 
 impl RecommendArgs {
-    fn request(&self) -> Result<Request, Failure> {
+    fn request(&self, from_config: Option<&hashroute::ProxyConfig>) -> Result<Request, Failure> {
         let mut req = match (&self.nodes_file, self.node_count) {
+            _ if from_config.is_some() => {
+                let config = from_config.expect("checked");
+                // That exact layout, judged against the routers the proxy itself offers.
+                let req = Request::for_nodes(config.nodes.clone());
+                if self.compatible_with.is_none() {
+                    req.compatible_with(crate::proxy_args::compatibility_name(config))
+                } else {
+                    req
+                }
+            }
             (Some(path), _) => Request::for_nodes(read_nodes_file(path)?),
             (None, Some(n)) => Request::for_node_count(n),
             (None, None) => return Err(Failure::msg("give --node-count N or --nodes-file FILE")),
@@ -95,9 +113,13 @@ impl RecommendArgs {
 }
 
 pub(crate) fn run(args: RecommendArgs) -> Result<(), Failure> {
-    let recommendation = recommend(&args.request()?)?;
+    let config = args.proxy.config()?;
+    let recommendation = recommend(&args.request(config.as_ref())?)?;
     let mut out = BufWriter::new(io::stdout().lock());
     write!(out, "{recommendation}")?;
+    if let Some(config) = &config {
+        crate::proxy_recommend::write_weight_scales(&mut out, config)?;
+    }
     out.flush()?;
     Ok(())
 }

@@ -22,6 +22,8 @@ pub(crate) struct RouterArgs {
     algo: AlgoArgs,
     #[command(flatten)]
     nodes: NodesArgs,
+    #[command(flatten)]
+    proxy: crate::proxy_args::ConfigArgs,
 }
 
 /// The algorithm and its parameters: everything that becomes a [`RouterSpec`]. New algorithm
@@ -30,9 +32,9 @@ pub(crate) struct RouterArgs {
 #[command(next_help_heading = "Router")]
 pub(crate) struct AlgoArgs {
     /// Algorithm: modulo, ring, ketama, jump, rendezvous, slots, maglev, multiprobe, memento,
-    /// anchor, jumpback, fliphash, power, binomial or jumpback-anchor
-    #[arg(long, value_name = "ALGO")]
-    algo: String,
+    /// anchor, jumpback, fliphash, power, binomial, jumpback-anchor, nginx, haproxy, envoy-ring or kafka
+    #[arg(long, value_name = "ALGO", required_unless_present = "from_config")]
+    algo: Option<String>,
     /// Ring only: virtual nodes per weight-1 node [default: 160]
     #[arg(long, value_name = "V")]
     vnodes: Option<u64>,
@@ -45,8 +47,8 @@ pub(crate) struct AlgoArgs {
     /// 64 bits; the others none) [default: 0]
     #[arg(long, value_name = "S", value_parser = parse_u64_arg)]
     seed: Option<u64>,
-    /// Ketama only: libketama, uhashring, libmemcached, spymemcached, python-hash-ring
-    /// [default: libketama]
+    /// Ketama only: libketama, uhashring, libmemcached, spymemcached, python-hash-ring,
+    /// twemproxy (with --hash md5|fnv1a-32), libmemcached-oaat [default: libketama]
     #[arg(long, value_name = "NAME")]
     variant: Option<String>,
     /// Maglev only: lookup-table size, a prime [default: 65537]
@@ -61,6 +63,12 @@ pub(crate) struct AlgoArgs {
     /// Jumpback only: random generator, splitmix64 or xorshift-l7r9 [default: splitmix64]
     #[arg(long, value_name = "NAME")]
     generator: Option<String>,
+    /// Envoy-ring only: minimum_ring_size [default: 1024]
+    #[arg(long, value_name = "N")]
+    min_ring_size: Option<u64>,
+    /// Envoy-ring only: maximum_ring_size [default: 8388608]
+    #[arg(long, value_name = "N")]
+    max_ring_size: Option<u64>,
 }
 
 /// Where the nodes come from.
@@ -80,6 +88,9 @@ pub(crate) struct NodesArgs {
     /// Jumpback-anchor with --buckets: bucket ids to remove, in this order
     #[arg(long, value_name = "ID,ID", requires = "buckets")]
     removed: Option<String>,
+    /// Kafka only: N partitions numbered 0..N (route prints partition numbers)
+    #[arg(long, value_name = "N", conflicts_with_all = ["nodes", "nodes_file", "buckets"])]
+    partitions: Option<u32>,
 }
 
 /// What the router flags describe.
@@ -99,13 +110,17 @@ pub(crate) type BucketFn = Box<dyn Fn(u64) -> u32>;
 impl AlgoArgs {
     /// The configuration the flags describe, validated (nodes not read yet).
     pub(crate) fn spec(&self) -> Result<RouterSpec, Failure> {
-        let algorithm = Algorithm::from_name(&self.algo)?;
+        let name =
+            self.algo.as_deref().ok_or_else(|| Failure::msg("no router: give --algo ALGO or --from-config FILE"))?;
+        let algorithm = Algorithm::from_name(name)?;
         let mut spec = RouterSpec::new(algorithm);
         spec.vnodes = self.vnodes;
         spec.table_size = self.table_size;
         spec.probes = self.probes;
         spec.capacity = self.capacity;
         spec.generator = self.generator.as_deref().map(str::parse::<JumpBackGenerator>).transpose()?;
+        spec.min_ring_size = self.min_ring_size;
+        spec.max_ring_size = self.max_ring_size;
         spec.ketama_variant = self.variant.as_deref().map(KetamaVariant::from_name).transpose()?;
         spec.hasher = match (&self.hash, self.seed) {
             (None, None) => None,
@@ -121,7 +136,19 @@ impl RouterArgs {
     /// Builds what the flags describe. With `--buckets`, a router over nodes named `0..N` when
     /// `buckets_as_nodes` (for subcommands that need a node list), else [`Target::Buckets`].
     pub(crate) fn target(&self, buckets_as_nodes: bool) -> Result<Target, Failure> {
+        if let Some(config) = self.proxy.config()? {
+            return Ok(Target::Router(config.router()?));
+        }
         let spec = self.algo.spec()?;
+        if let Some(count) = self.nodes.partitions {
+            if spec.algorithm != Algorithm::Kafka {
+                return Err(Failure::msg(format!("--partitions applies to kafka only, not {}", spec.algorithm)));
+            }
+            if count == 0 || count > MAX_BUCKETS_AS_NODES {
+                return Err(Failure::msg(format!("--partitions {count}: give 1 to {MAX_BUCKETS_AS_NODES} partitions")));
+            }
+            return Ok(Target::Router(Box::new(hashroute::Kafka::partitions(count)?)));
+        }
         if let Some(count) = self.nodes.buckets {
             let algo = spec.algorithm;
             if !algo.is_stateless_bucket_hash() && algo != Algorithm::JumpBackAnchor {
@@ -220,7 +247,9 @@ impl NodesArgs {
         if let Some(path) = &self.nodes_file {
             return read_nodes_file(path);
         }
-        Err(Failure::msg("no nodes: give --nodes A,B,C or --nodes-file FILE (or --buckets N with jump or a successor)"))
+        Err(Failure::msg(
+            "no nodes: give --nodes A,B,C or --nodes-file FILE (or --buckets N with jump or a successor, --partitions N with kafka)",
+        ))
     }
 }
 
