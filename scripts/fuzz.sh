@@ -34,6 +34,9 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 
 echo "== fuzz build (release + ASan + debug assertions)"
+# The commit the binaries are built from (+dirty when the tree has uncommitted changes).
+built_at=$(git rev-parse --short HEAD)
+if ! git diff --quiet HEAD -- src fuzz Cargo.toml 2>/dev/null; then built_at="$built_at+dirty"; fi
 start=$(date +%s)
 cargo fuzz build --debug-assertions
 echo "fuzz build: $(( $(date +%s) - start )) s"
@@ -51,7 +54,7 @@ if [ -d "$vectors" ]; then vector_files=("$vectors"/*.csv "$vectors"/*.json); fi
 # Structured targets: raw bytes of each data file become names, weights, keys and sizes.
 for f in "${golden_csvs[@]}" "${vector_files[@]}"; do
     base=$(basename "$f")
-    for t in routers migration kernels; do head -c 1024 "$f" | seed "$t" "$base"; done
+    for t in routers migration kernels; do head -c 1024 "$f" | seed "$t" "$base" || true; done
 done
 # parsers: first byte 0 = nodes file, 1 = ClusterConfig JSON, 2 = TOML (see fuzz_targets/parsers.rs).
 for f in "${golden_csvs[@]}"; do
@@ -67,7 +70,7 @@ done
 # cli_keys: first byte 0 = text, 1 = hex, 2 = u64 (see fuzz_targets/cli_keys.rs).
 for f in "${golden_csvs[@]}"; do
     if head -1 "$f" | grep -q '^key_hex'; then
-        tail -n +2 "$f" | cut -d, -f1 | head -50 | while read -r hex; do
+        awk -F, 'NR > 1 && NR <= 51 { print $1 }' "$f" | while read -r hex; do
             { printf '\001'; printf '%s' "$hex"; } | seed cli_keys "hex-$(basename "$f")-$hex"
             if command -v xxd >/dev/null; then
                 { printf '\000'; printf '%s' "$hex" | xxd -r -p; } | seed cli_keys "text-$(basename "$f")-$hex"
@@ -76,7 +79,7 @@ for f in "${golden_csvs[@]}"; do
     fi
 done
 if [ -f "$vectors/jump_consistent_hash.csv" ]; then
-    tail -n +2 "$vectors/jump_consistent_hash.csv" | cut -d, -f1,2 | tr , '\n' | sort -u | head -100 | while read -r v; do
+    awk -F, 'NR > 1 && !seen[$1]++ && n++ < 100 { print $1; print $2 }' "$vectors/jump_consistent_hash.csv" | while read -r v; do
         { printf '\002'; printf '%s' "$v"; } | seed cli_keys "u64-$v"
     done
 fi
@@ -90,7 +93,7 @@ for t in "${targets[@]}"; do
         -artifact_prefix="fuzz/artifacts/$t/" -max_total_time="$seconds" -timeout="$timeout_s" \
         -rss_limit_mb="$rss_mb" -max_len=4096 -print_final_stats=1 >"$log" 2>&1; then
         grep -E '^#[0-9]+ +DONE' "$log" | tail -1 || true
-        echo "fuzz $t: clean for ${seconds}s at $(git rev-parse --short HEAD)"
+        echo "fuzz $t: clean for ${seconds}s, built at $built_at"
     else
         status=1
         tail -40 "$log"
