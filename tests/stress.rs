@@ -67,7 +67,7 @@ fn next_ring(current: &Ring, generation: u64) -> Result<Ring> {
         Some(name) => current.with_node(Node::new(name))?,
         None => current.without_node(&format!("x{}", generation - 1))?,
     };
-    if generation % 4 == 0 {
+    if generation.is_multiple_of(4) {
         let name = format!("n{}", generation / 4 % BASE_NODES as u64);
         return ring.with_weight(&name, 1.0 + (generation % 5) as f64);
     }
