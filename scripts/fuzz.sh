@@ -92,7 +92,7 @@ for t in "${targets[@]}"; do
     if nice -n "$nice_level" "$bin_dir/$t" "fuzz/corpus/$t" \
         -artifact_prefix="fuzz/artifacts/$t/" -max_total_time="$seconds" -timeout="$timeout_s" \
         -rss_limit_mb="$rss_mb" -max_len=4096 -print_final_stats=1 >"$log" 2>&1; then
-        grep -E '^#[0-9]+ +DONE' "$log" | tail -1 || true
+        grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 || true
         echo "fuzz $t: clean for ${seconds}s, built at $built_at"
     else
         status=1
