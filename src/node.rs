@@ -122,7 +122,8 @@ impl NodeSet {
     ///
     /// # Errors
     /// [`Error::NoNodes`], [`Error::EmptyNodeName`], [`Error::DuplicateNode`],
-    /// [`Error::InvalidWeight`], or [`Error::InvalidParameter`] past [`NodeSet::MAX_NODES`].
+    /// [`Error::InvalidWeight`], or [`Error::InvalidParameter`] past [`NodeSet::MAX_NODES`] or
+    /// when the weights sum past `f64::MAX`.
     pub fn new(nodes: impl IntoIterator<Item = Node>) -> Result<NodeSet> {
         let nodes: Vec<Node> = nodes.into_iter().collect();
         if nodes.is_empty() {
@@ -140,6 +141,14 @@ impl NodeSet {
             if by_name.insert(node.name.clone(), NodeId(i as u32)).is_some() {
                 return Err(Error::DuplicateNode { name: node.name.clone() });
             }
+        }
+        // Routers divide by the total weight: an infinite sum would make every share 0 and
+        // silently give the lightest node as many keys as the heaviest.
+        if !nodes.iter().map(|n| n.weight).sum::<f64>().is_finite() {
+            return Err(Error::InvalidParameter {
+                name: "weights",
+                reason: format!("they sum past {:e}, the largest f64; scale them down", f64::MAX),
+            });
         }
         let all_unit_weight = nodes.iter().all(|n| n.weight == 1.0);
         Ok(NodeSet { nodes, by_name, all_unit_weight })
@@ -359,6 +368,19 @@ mod tests {
             let err = NodeSet::new([Node::new("a").with_weight(w)]).unwrap_err();
             assert!(matches!(err, Error::InvalidWeight { .. }), "{w}: {err}");
         }
+    }
+
+    /// Regression (tests/hostile_cli.rs): weights that each fit in f64 but sum past it made
+    /// every router's share 0, so a weight-1 node took as many keys as a 1e308 one.
+    #[test]
+    fn rejects_weights_summing_past_f64_max() {
+        let nodes = [Node::new("a").with_weight(1e308), Node::new("b").with_weight(1e308), Node::new("c")];
+        let err = NodeSet::new(nodes).unwrap_err();
+        assert!(matches!(err, Error::InvalidParameter { name: "weights", .. }), "{err}");
+        assert!(NodeSet::new([Node::new("a").with_weight(1e308), Node::new("c").with_weight(1e-300)]).is_ok());
+        let set = NodeSet::new([Node::new("a").with_weight(1.5e308)]).unwrap();
+        assert!(set.with_node(Node::new("b").with_weight(1e308)).is_err());
+        assert!(set.with_node(Node::new("b").with_weight(1e-300)).is_ok());
     }
 
     #[test]

@@ -16,7 +16,15 @@ pub(super) fn point_counts(nodes: &NodeSet, vnodes: u32) -> Result<Vec<u32>> {
         let c = if nodes.all_unit_weight() {
             f64::from(vnodes)
         } else {
-            (f64::from(vnodes) * n * node.weight() / total_weight).round().max(1.0)
+            // V·N·w overflows for weights near f64::MAX; the share first is exact enough
+            // there (and left alone elsewhere, so routes stay bit-identical).
+            let scaled = f64::from(vnodes) * n * node.weight();
+            let c = if scaled.is_finite() {
+                scaled / total_weight
+            } else {
+                f64::from(vnodes) * n * (node.weight() / total_weight)
+            };
+            c.round().max(1.0)
         };
         if c > MAX_POINTS as f64 {
             return Err(Error::TooManyPoints { points: c as u64, max: MAX_POINTS });
@@ -221,6 +229,20 @@ mod tests {
     use super::*;
     use crate::Ring;
     use crate::Router;
+
+    /// Regression (tests/hostile_cli.rs): V·N·w overflowed to infinity for weights near
+    /// f64::MAX, so equal huge weights were refused as "too many points".
+    #[test]
+    fn huge_weights_get_their_share_of_points() {
+        let nodes = NodeSet::new([crate::Node::new("a").with_weight(1e307), crate::Node::new("b").with_weight(1e307)]);
+        assert_eq!(point_counts(&nodes.unwrap(), 160).unwrap(), [160, 160]);
+        let spread = NodeSet::new([
+            crate::Node::new("a").with_weight(1e300),
+            crate::Node::new("b").with_weight(1.0),
+            crate::Node::new("c").with_weight(1e-300),
+        ]);
+        assert_eq!(point_counts(&spread.unwrap(), 160).unwrap(), [480, 1, 1]);
+    }
 
     /// The original build (format, hash, comparison sort of (point, name rank)): the frozen
     /// definition the fast build must reproduce exactly.
