@@ -76,15 +76,16 @@ pub(crate) fn bucket_unchecked(key: u64, buckets: u32) -> u32 {
         return 0;
     }
     let n = u64::from(buckets);
-    let m = n.next_power_of_two();
-    let (r1, g) = f(key, m - 1);
+    // m - 1 for m the smallest power of two >= n (n >= 2), without a branch.
+    let m_minus_one = u64::MAX >> (n - 1).leading_zeros();
+    let (r1, g) = f(key, m_minus_one);
     if r1 < n {
         return r1 as u32;
     }
     // r1 >= n > 0, so f drew a generator.
     let Some(mut g) = g else { return 0 };
     g.step();
-    let half = m / 2 - 1;
+    let half = m_minus_one >> 1;
     let r2 = g_walk(n, half, g);
     if r2 > half {
         return r2 as u32;
