@@ -29,11 +29,26 @@ fn fails(args: &[&str], code: i32, needle: &str) {
     assert!(stderr.contains(needle), "{args:?}: {stderr}");
 }
 
-/// A scratch directory for config files.
-fn scratch(tag: &str) -> PathBuf {
+/// A scratch directory for config files, removed on drop.
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(tag: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("hashroute-cli-proxies-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 fn write(dir: &std::path::Path, name: &str, text: &str) -> String {

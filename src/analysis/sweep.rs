@@ -128,9 +128,12 @@ impl Candidate {
         let build: BuildFn = Arc::new(move |n| spec_for_build.build(n.clone()));
         let from_build = build.clone();
         let model = match algorithm {
-            Algorithm::Ring | Algorithm::Ketama | Algorithm::Slots => {
-                LoadModel::Partition(Arc::new(move |n| partition_of(&*from_build(n)?)))
-            }
+            Algorithm::Ring
+            | Algorithm::Ketama
+            | Algorithm::Slots
+            | Algorithm::Nginx
+            | Algorithm::Haproxy
+            | Algorithm::EnvoyRing => LoadModel::Partition(Arc::new(move |n| partition_of(&*from_build(n)?))),
             Algorithm::Maglev => LoadModel::Table(Arc::new(move |n| table_of(&*from_build(n)?))),
             Algorithm::Modulo => LoadModel::Modulo,
             Algorithm::Jump | Algorithm::Memento | Algorithm::Anchor => LoadModel::Sampled { names_matter: false },
@@ -156,7 +159,8 @@ impl Candidate {
     }
 }
 
-/// The exact circle partition of a router whose keys fall on arcs (ring, Ketama, Redis slots).
+/// The exact circle partition of a router whose keys fall on arcs (ring, Ketama, Redis slots,
+/// and the proxies' nginx, HAProxy and Envoy rings), for uniformly distributed key hashes.
 ///
 /// # Errors
 /// [`Error::Unsupported`] for any other router.
@@ -172,6 +176,9 @@ pub fn partition_of(router: &dyn Router) -> Result<Partition> {
     if let Some(r) = any.downcast_ref::<RedisSlots>() {
         let table: Vec<u32> = (0..SLOTS).map(|s| r.slot_owner(s).as_u32()).collect();
         return Ok(Partition::from_slots(r.nodes().clone(), &table));
+    }
+    if let Some(p) = crate::proxy::partition_of(any) {
+        return Ok(p);
     }
     Err(Error::Unsupported { algorithm: router.algorithm(), operation: "exact arc loads" })
 }

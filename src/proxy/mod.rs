@@ -172,3 +172,76 @@ mod tests {
         assert_eq!(serde_json::to_string(&Algorithm::EnvoyRing).unwrap(), "\"envoy-ring\"");
     }
 }
+
+/// The exact arc partition of the proxy rings, for uniformly distributed key hashes (feature
+/// `analysis`): nginx and Envoy own the arc up to each point; HAProxy's nearest-node rule makes
+/// node i own the hashes from just past the midpoint before it up to the midpoint after it,
+/// `p_i + ⌊(p_{i+1} − p_i) / 2⌋` (ties to the earlier node, as the lookup breaks them).
+#[cfg(feature = "analysis")]
+pub(crate) fn partition_of(any: &dyn std::any::Any) -> Option<crate::analysis::partition::Partition> {
+    use crate::analysis::partition::Partition;
+    use crate::Router;
+    if let Some(r) = any.downcast_ref::<Nginx>() {
+        return Some(Partition::from_u32_points(r.nodes().clone(), r.points(), r.owners().to_vec(), false));
+    }
+    if let Some(r) = any.downcast_ref::<EnvoyRing>() {
+        return Some(Partition::new(r.nodes().clone(), r.points().to_vec(), r.owners().to_vec()));
+    }
+    let r = any.downcast_ref::<Haproxy>()?;
+    let (points, owners) = (r.points(), r.owners());
+    let len = points.len();
+    let mut pairs: Vec<(u32, u32)> = (0..len)
+        .map(|i| {
+            let gap = points[(i + 1) % len].wrapping_sub(points[i]);
+            // A single node (gap 0 to itself) owns the whole circle.
+            let gap = if len == 1 { u32::MAX } else { gap };
+            (points[i].wrapping_add(gap / 2), owners[i])
+        })
+        .collect();
+    pairs.sort_by_key(|&(b, _)| b);
+    let (bounds, owners): (Vec<u32>, Vec<u32>) = pairs.into_iter().unzip();
+    Some(Partition::from_u32_points(r.nodes().clone(), &bounds, owners, false))
+}
+
+#[cfg(all(test, feature = "analysis"))]
+mod partition_tests {
+    use super::*;
+
+    /// Each node's exact arc load equals the share of uniformly random hashes it is routed
+    /// (within sampling noise), for every proxy ring.
+    #[test]
+    fn partitions_agree_with_routes() {
+        let nodes =
+            NodeSet::new((0..7).map(|i| crate::Node::new(format!("10.0.0.{i}:80")).with_weight(f64::from(i % 3 + 1))))
+                .unwrap();
+        let h = Haproxy::builder().hasher(KeyHasher::Sdbm).node_set(nodes.clone()).build().unwrap();
+        let n = Nginx::builder().node_set(nodes.clone()).build().unwrap();
+        let e = EnvoyRing::builder().min_ring_size(64).node_set(nodes.clone()).build().unwrap();
+        const SAMPLES: u32 = 400_000;
+        let mut counts = [[0f64; 7]; 3];
+        let mut x = 0x1234_5678u64;
+        for _ in 0..SAMPLES {
+            x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            counts[0][h.route_hash32(z as u32).index()] += 1.0;
+            counts[1][n.route_hash32(z as u32).index()] += 1.0;
+            counts[2][e.route_hash(z).unwrap().index()] += 1.0;
+        }
+        let routers: [&dyn crate::Router; 3] = [&h, &n, &e];
+        for (r, counts) in routers.iter().zip(&counts) {
+            let loads = partition_of(*r as &dyn std::any::Any).unwrap().loads();
+            let total: f64 = loads.iter().sum();
+            for (i, (&load, &c)) in loads.iter().zip(counts).enumerate() {
+                let sampled = c / f64::from(SAMPLES);
+                assert!(
+                    (load / total - sampled).abs() < 0.004,
+                    "{} node {i}: exact {load} sampled {sampled}",
+                    r.algorithm()
+                );
+            }
+        }
+    }
+}

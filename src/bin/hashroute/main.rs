@@ -8,6 +8,9 @@
 //! hashroute migrate --algo ring --from before.txt --to after.txt
 //! hashroute fingerprint --algo maglev --nodes-file servers.txt
 //! hashroute recommend --node-count 50 --max-load 1.10
+//! hashroute route --from-config /etc/haproxy/haproxy.cfg --pool web /img/logo.png
+//! hashroute migrate --from-config nutcracker.yml --to-config nutcracker-new.yml --pool sessions
+//! hashroute route --algo kafka --partitions 12 user:42
 //! ```
 //!
 //! Contract (tests/cli.rs holds it): `route`, `replicas` and `slot` print one `KEY<TAB>ANSWER`
