@@ -54,7 +54,7 @@ if [ -d "$vectors" ]; then vector_files=("$vectors"/*.csv "$vectors"/*.json); fi
 # Structured targets: raw bytes of each data file become names, weights, keys and sizes.
 for f in "${golden_csvs[@]}" "${vector_files[@]}"; do
     base=$(basename "$f")
-    for t in routers migration kernels; do head -c 1024 "$f" | seed "$t" "$base" || true; done
+    for t in routers migration kernels hashes; do head -c 1024 "$f" | seed "$t" "$base" || true; done
 done
 # parsers: first byte 0 = nodes file, 1 = ClusterConfig JSON, 2 = TOML (see fuzz_targets/parsers.rs).
 for f in "${golden_csvs[@]}"; do
