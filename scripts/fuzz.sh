@@ -67,6 +67,10 @@ for pair in "json 001" "toml 002"; do
     for b in "$tmp"/*; do { printf "\\$2"; cat "$b"; } | seed parsers "config-$1-$(basename "$b")"; done
     rm -rf "$tmp"
 done
+# parsers: 3 = nutcracker YAML, 4 = nginx upstream, 5 = HAProxy backend (one small valid file each).
+printf '\003alpha:\n  hash: md5\n  distribution: ketama\n  servers:\n   - 127.0.0.1:11211:1 a\n   - 127.0.0.1:11212:2\n' | seed parsers proxy-twemproxy
+printf '\004upstream u {\n  hash $request_uri consistent;\n  server 10.0.0.1:80 weight=2;\n  server 10.0.0.2:8080;\n}\n' | seed parsers proxy-nginx
+printf '\005backend b\n  balance uri\n  hash-type consistent\n  server s1 10.0.0.1:80 weight 2\n  server s2 10.0.0.2:80 id 7\n' | seed parsers proxy-haproxy
 # cli_keys: first byte 0 = text, 1 = hex, 2 = u64 (see fuzz_targets/cli_keys.rs).
 for f in "${golden_csvs[@]}"; do
     if head -1 "$f" | grep -q '^key_hex'; then

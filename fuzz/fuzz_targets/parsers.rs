@@ -1,20 +1,49 @@
-//! The nodes-file parser and `ClusterConfig` JSON/TOML: any bytes give a typed error or a
+//! The nodes-file parser, `ClusterConfig` JSON/TOML and the proxy-configuration readers
+//! (nutcracker, nginx, HAProxy): any bytes give a typed error or a
 //! value that holds only what the text said (no invented name or weight), and a parsed
 //! configuration round-trips through its own writer.
 #![no_main]
 
-use hashroute::{ClusterConfig, NodeSet};
+use hashroute::{ClusterConfig, ConfigKind, NodeSet, ProxyConfig, Router};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&which, rest)) = data.split_first() else { return };
     let text = String::from_utf8_lossy(rest);
-    match which % 3 {
+    match which % 6 {
         0 => nodes_file(&text),
         1 => config(&text, ClusterConfig::from_json, ClusterConfig::to_json),
-        _ => config(&text, ClusterConfig::from_toml, ClusterConfig::to_toml),
+        2 => config(&text, ClusterConfig::from_toml, ClusterConfig::to_toml),
+        3 => proxy(&text, ConfigKind::Twemproxy),
+        4 => proxy(&text, ConfigKind::Nginx),
+        _ => proxy(&text, ConfigKind::Haproxy),
     }
 });
+
+/// A proxy configuration (nutcracker YAML, nginx `upstream`, HAProxy `backend`): a typed error
+/// naming the file, or servers whose names are in the text, with usable weights, that build.
+fn proxy(text: &str, kind: ConfigKind) {
+    let parsed = match ProxyConfig::parse(text, "fuzz.conf", Some(kind), None) {
+        Ok(p) => p,
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(msg.contains("fuzz.conf"), "error does not name the file: {msg}");
+            assert!(!msg.contains('\n'), "error is not one line: {msg}");
+            return;
+        }
+    };
+    for (_, node) in parsed.nodes.iter() {
+        assert!(!node.name().is_empty(), "empty server name accepted");
+        assert!(text.contains(node.name()), "server {:?} is not in the text", node.name());
+        assert!(node.weight().is_finite() && node.weight() > 0.0, "weight {} accepted", node.weight());
+    }
+    if parsed.nodes.len() <= 64 {
+        if let Ok(router) = parsed.router() {
+            let id = router.route(b"/index.html");
+            assert!(id.index() < router.node_count());
+        }
+    }
+}
 
 fn nodes_file(text: &str) {
     let Ok(set) = NodeSet::parse(text) else { return };

@@ -11,8 +11,9 @@ use std::collections::HashSet;
 
 use arbitrary::Arbitrary;
 use hashroute::{
-    Algorithm, Anchor, Jump, Ketama, KetamaVariant, KeyHasher, Maglev, Memento, Modulo, MultiProbe, Node, NodeSet,
-    RedisSlots, Rendezvous, Ring, Router, RouterSpec,
+    Algorithm, Anchor, BinomialHash, EnvoyRing, FlipHash, Haproxy, Jump, JumpBack, JumpBackAnchor, Ketama,
+    KetamaVariant, KeyHasher, Maglev, Memento, Modulo, MultiProbe, Nginx, Node, NodeSet, PowerCh, RedisSlots,
+    Rendezvous, Ring, Router, RouterSpec,
 };
 
 /// Small primes for Maglev tables: a full 65537 table costs ~1 ms, too slow per input.
@@ -151,7 +152,8 @@ macro_rules! for_each_router_type {
     ($r:expr, |$x:ident| $body:expr) => {{
         let any: &dyn std::any::Any = $r;
         for_each_router_type!(@try any, $x, $body,
-            Ring, Ketama, Jump, Rendezvous, RedisSlots, Maglev, MultiProbe, Memento, Anchor, Modulo)
+            Ring, Ketama, Jump, Rendezvous, RedisSlots, Maglev, MultiProbe, Memento, Anchor, Modulo,
+            JumpBack, FlipHash, PowerCh, BinomialHash, JumpBackAnchor, Nginx, Haproxy, EnvoyRing)
     }};
     (@try $any:ident, $x:ident, $body:expr, $($t:ty),*) => {{
         let mut out = None;
@@ -195,6 +197,15 @@ pub fn with_weight(r: &dyn Router, name: &str, weight: f64) -> Option<Built> {
         return Some(boxed(x.with_weight(name, weight)));
     }
     if let Some(x) = any.downcast_ref::<Rendezvous>() {
+        return Some(boxed(x.with_weight(name, weight)));
+    }
+    if let Some(x) = any.downcast_ref::<Nginx>() {
+        return Some(boxed(x.with_weight(name, weight)));
+    }
+    if let Some(x) = any.downcast_ref::<Haproxy>() {
+        return Some(boxed(x.with_weight(name, weight)));
+    }
+    if let Some(x) = any.downcast_ref::<EnvoyRing>() {
         return Some(boxed(x.with_weight(name, weight)));
     }
     None
@@ -249,16 +260,26 @@ pub fn check_router(r: &dyn Router, spec: &RouterSpec, keys: &[Vec<u8>], replica
 /// from 21 to 28 points when a weight-1 node was added).
 pub fn exact_movement(algo: Algorithm, nodes: &NodeSet) -> bool {
     match algo {
-        Algorithm::Jump | Algorithm::Rendezvous | Algorithm::MultiProbe | Algorithm::Memento | Algorithm::Anchor => {
-            true
-        }
+        // The jump family: growth moves keys only to the new bucket; the only-last-bucket
+        // routers refuse any other removal, JumpBackAnchor moves only the removed node's keys.
+        Algorithm::Jump
+        | Algorithm::Rendezvous
+        | Algorithm::MultiProbe
+        | Algorithm::Memento
+        | Algorithm::Anchor
+        | Algorithm::JumpBack
+        | Algorithm::FlipHash
+        | Algorithm::Power
+        | Algorithm::Binomial
+        | Algorithm::JumpBackAnchor => true,
         Algorithm::Ring | Algorithm::Ketama => nodes.all_unit_weight(),
         _ => false,
     }
 }
 
 /// Whether the incremental update of a freshly built router must equal a fresh build of the
-/// changed node set (Memento and Anchor keep removal history; slots move ranges explicitly).
+/// changed node set (Memento, Anchor and JumpBackAnchor keep removal history; slots move
+/// ranges explicitly).
 pub fn incremental_is_rebuild(algo: Algorithm) -> bool {
-    !matches!(algo, Algorithm::Memento | Algorithm::Anchor | Algorithm::Slots)
+    !matches!(algo, Algorithm::Memento | Algorithm::Anchor | Algorithm::Slots | Algorithm::JumpBackAnchor)
 }
