@@ -28,7 +28,7 @@ use crate::algo::builder::{hashed_router_basics, router_plumbing};
 use crate::circle::{Circle, MAX_POINTS};
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
-use crate::node::{Node, NodeId, NodeSet};
+use crate::node::{Node, NodeId, NodeSet, Visited};
 use crate::Builder;
 
 /// Envoy's default `minimum_ring_size`.
@@ -266,10 +266,30 @@ impl EnvoyRing {
 }
 
 router_plumbing!(EnvoyRing, "envoy-ring" {
-    /// The ring walked forward from the key's entry, distinct hosts.
+    /// The ring walked forward from the key's entry, distinct hosts; hosts that own no entry
+    /// (a share the maximum ring size rounds to zero, a locality of weight 0: Envoy never picks
+    /// them) follow in configuration order, so the list still names every host.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
+        let n = self.nodes.len();
         let start = self.circle.successor(self.hasher.hash(key));
-        self.circle.walk_clockwise(start, self.nodes.len(), visit);
+        let mut seen = Visited::new(n);
+        let (mut produced, mut stopped) = (0usize, false);
+        self.circle.walk_clockwise(start, n, &mut |id| {
+            seen.insert(id);
+            produced += 1;
+            let flow = visit(id);
+            stopped = flow.is_break();
+            flow
+        });
+        if stopped || produced == n {
+            return Ok(());
+        }
+        for i in 0..n as u32 {
+            let id = NodeId::from_index(i);
+            if seen.insert(id) && visit(id).is_break() {
+                break;
+            }
+        }
         Ok(())
     }
 });
@@ -278,6 +298,22 @@ router_plumbing!(EnvoyRing, "envoy-ring" {
 mod tests {
     use super::*;
     use crate::Router;
+
+    /// Found by the `routers` fuzz target: a host the ring size rounds to no entry was missing
+    /// from its preference lists, so `replicas(key, N)` came up short.
+    #[test]
+    fn hosts_without_an_entry_still_end_the_preference_list() {
+        let names: Vec<String> = (0..10).map(|i| format!("h{i}")).collect();
+        let r = EnvoyRing::builder().min_ring_size(4).max_ring_size(4).nodes(&names).build().unwrap();
+        assert!(r.ring_size() < 10, "some hosts must own no entry for this test");
+        for k in 0..50u32 {
+            let key = format!("k{k}");
+            let all = r.replicas(key.as_bytes(), 10).unwrap();
+            let distinct: std::collections::HashSet<_> = all.iter().collect();
+            assert_eq!(distinct.len(), 10, "{all:?}");
+            assert_eq!(all[0], r.route(key.as_bytes()));
+        }
+    }
 
     #[test]
     fn counts_follow_envoy_arithmetic() {
