@@ -112,6 +112,11 @@ fn upstream(tokens: &[Token<'_>], start: usize, at: &Place<'_>) -> Result<(RawPo
             i += 1;
             break;
         }
+        if matches!(first.text, ";" | "{") {
+            // A statement needs a name: `upstream u { ; }` (found by the parsers fuzz target;
+            // the argument slice below would start past its end).
+            return Err(at.err(first.line, format!("unexpected `{}` in upstream {:?}", first.text, pool.name)));
+        }
         let end = (i..tokens.len())
             .find(|&j| matches!(tokens[j].text, ";" | "{" | "}"))
             .filter(|&j| tokens[j].text == ";")
@@ -202,6 +207,15 @@ mod tests {
                         weight=2 max_fails=3;\n    server 127.0.0.1;\n    server 127.0.0.1:18083 down;\n  }\n  \
                         upstream rr { server 127.0.0.1:1; }\n  server { listen 80; location / { proxy_pass http://u1; } \
                         }\n}\n";
+
+    /// Regression (parsers fuzz target): a statement without a name panicked the reader.
+    #[test]
+    fn a_statement_without_a_name_is_a_one_line_error() {
+        for text in ["upstream u {\n ;\n}\n", "upstream u {\n  hash $request_uri consistent;\n  { }\n}\n"] {
+            let e = ProxyConfig::parse(text, "n.conf", Some(ConfigKind::Nginx), None).unwrap_err().to_string();
+            assert!(e.contains("n.conf:") && e.contains("unexpected") && !e.contains('\n'), "{e}");
+        }
+    }
 
     #[test]
     fn reads_upstreams() {
