@@ -284,8 +284,13 @@ pub fn exact_movement(algo: Algorithm, nodes: &NodeSet) -> bool {
 }
 
 /// Whether the incremental update of a freshly built router must equal a fresh build of the
-/// changed node set (Memento, Anchor and JumpBackAnchor keep removal history; slots move
-/// ranges explicitly).
+/// changed node set (Memento, Anchor and JumpBackAnchor keep removal history, HAProxy its
+/// servers' ids; slots move ranges explicitly).
 pub fn incremental_is_rebuild(algo: Algorithm) -> bool {
-    !matches!(algo, Algorithm::Memento | Algorithm::Anchor | Algorithm::Slots | Algorithm::JumpBackAnchor)
+    // HAProxy's with_node/without_node keep every surviving server's id (so its nodes), where a
+    // fresh build numbers servers by position again (found by this target).
+    !matches!(
+        algo,
+        Algorithm::Memento | Algorithm::Anchor | Algorithm::Slots | Algorithm::JumpBackAnchor | Algorithm::Haproxy
+    )
 }

@@ -208,6 +208,14 @@ mod tests {
                         upstream rr { server 127.0.0.1:1; }\n  server { listen 80; location / { proxy_pass http://u1; } \
                         }\n}\n";
 
+    /// Regression (parsers fuzz target): an error quoting a token that spans lines is one line.
+    #[test]
+    fn an_error_quoting_a_multi_line_token_is_one_line() {
+        let text = "upstream u {\n  \" hash $request;\n  server 10.0.0.1:80 10.0 = \"\n}\n";
+        let e = ProxyConfig::parse(text, "n.conf", Some(ConfigKind::Nginx), None).unwrap_err().to_string();
+        assert!(e.contains("n.conf:") && e.contains("\\n") && !e.contains('\n'), "{e}");
+    }
+
     /// Regression (parsers fuzz target): a statement without a name panicked the reader.
     #[test]
     fn a_statement_without_a_name_is_a_one_line_error() {

@@ -180,6 +180,9 @@ pub(crate) struct Place<'a> {
 impl Place<'_> {
     /// `FILE:LINE: message` (lines count from 1).
     pub(crate) fn err(&self, line: usize, message: impl fmt::Display) -> Error {
+        // Messages quote the file's own text, which may span lines (a quoted token): escape
+        // line breaks so the error stays one line (found by the parsers fuzz target).
+        let message = message.to_string().replace('\r', "\\r").replace('\n', "\\n");
         Error::Malformed(format!("{}:{line}: {message}", self.file))
     }
 }
