@@ -300,6 +300,35 @@ impl<P: Copy + Ord, I: Search<P>> Circle<P, I> {
 
     /// Visits distinct owners clockwise from point `start` until every one of `node_count`
     /// nodes is produced, the points run out, or `visit` breaks (Dynamo's preference list).
+    /// [`walk_clockwise`](Circle::walk_clockwise), then the nodes the walk never met (they own
+    /// no point) in the order `rest` gives, so the preference list names every node.
+    pub(crate) fn walk_clockwise_then(
+        &self,
+        start: usize,
+        node_count: usize,
+        rest: impl IntoIterator<Item = u32>,
+        visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>,
+    ) {
+        let mut seen = Visited::new(node_count);
+        let (mut produced, mut stopped) = (0usize, false);
+        self.walk_clockwise(start, node_count, &mut |id| {
+            seen.insert(id);
+            produced += 1;
+            let flow = visit(id);
+            stopped = flow.is_break();
+            flow
+        });
+        if stopped || produced == node_count {
+            return;
+        }
+        for i in rest {
+            let id = NodeId::from_index(i);
+            if seen.insert(id) && visit(id).is_break() {
+                return;
+            }
+        }
+    }
+
     pub(crate) fn walk_clockwise(
         &self,
         start: usize,

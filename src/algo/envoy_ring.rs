@@ -28,7 +28,7 @@ use crate::algo::builder::{hashed_router_basics, router_plumbing};
 use crate::circle::{Circle, MAX_POINTS};
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
-use crate::node::{Node, NodeId, NodeSet, Visited};
+use crate::node::{Node, NodeId, NodeSet};
 use crate::Builder;
 
 /// Envoy's default `minimum_ring_size`.
@@ -272,24 +272,7 @@ router_plumbing!(EnvoyRing, "envoy-ring" {
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         let n = self.nodes.len();
         let start = self.circle.successor(self.hasher.hash(key));
-        let mut seen = Visited::new(n);
-        let (mut produced, mut stopped) = (0usize, false);
-        self.circle.walk_clockwise(start, n, &mut |id| {
-            seen.insert(id);
-            produced += 1;
-            let flow = visit(id);
-            stopped = flow.is_break();
-            flow
-        });
-        if stopped || produced == n {
-            return Ok(());
-        }
-        for i in 0..n as u32 {
-            let id = NodeId::from_index(i);
-            if seen.insert(id) && visit(id).is_break() {
-                break;
-            }
-        }
+        self.circle.walk_clockwise_then(start, n, 0..n as u32, visit);
         Ok(())
     }
 });

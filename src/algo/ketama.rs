@@ -27,7 +27,7 @@ use crate::algo::ketama_variants;
 use crate::circle::{Circle, MAX_POINTS};
 use crate::error::{Error, Result};
 use crate::hash::{md5_words, md5_words_batch, KeyHasher};
-use crate::node::{Node, NodeId, NodeSet, Visited};
+use crate::node::{Node, NodeId, NodeSet};
 use crate::Builder;
 
 /// Which real client's ketama to reproduce.
@@ -473,26 +473,8 @@ router_plumbing!(Ketama, "ketama", no_hash64 {
     /// Walks the continuum clockwise from the key's point, skipping nodes already produced;
     /// nodes that own no point (weight rounded to 0 digests) follow in name order.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
-        let n = self.nodes.len();
-        let mut seen = Visited::new(n);
-        let mut produced = 0usize;
-        let mut stopped = false;
-        self.circle.walk_clockwise(self.point_index(self.variant_key_hash(key)), n, &mut |id| {
-            seen.insert(id);
-            produced += 1;
-            let flow = visit(id);
-            stopped = flow.is_break();
-            flow
-        });
-        if stopped || produced == n {
-            return Ok(());
-        }
-        for &i in &self.by_name {
-            let id = NodeId::from_index(i);
-            if seen.insert(id) && visit(id).is_break() {
-                break;
-            }
-        }
+        let start = self.point_index(self.variant_key_hash(key));
+        self.circle.walk_clockwise_then(start, self.nodes.len(), self.by_name.iter().copied(), visit);
         Ok(())
     }
 });
