@@ -34,7 +34,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::algo::ketama::Ketama;
+use crate::algo::ketama::{Ketama, KetamaVariant};
 use crate::algo::ring::Ring;
 use crate::algo::slots::{RedisSlots, SLOTS};
 use crate::circle::overlay;
@@ -562,13 +562,20 @@ where
 {
     match (before.view(), after.view()) {
         (View::Ring(a), View::Ring(b)) if a.hasher() == b.hasher() => return plan_rings(a, b),
-        (View::Ketama(a), View::Ketama(b)) if a.key_hasher() == b.key_hasher() => return plan_ketama(a, b),
+        (View::Ketama(a), View::Ketama(b)) if same_key_hash(a, b) => return plan_ketama(a, b),
         (View::Slots(a), View::Slots(b)) => return plan_slots(a, b),
         _ => {}
     }
     let sample = default_sample(DEFAULT_SAMPLE);
     let keys: Vec<&[u8]> = sample.iter().map(Vec::as_slice).collect();
     plan_sampled(as_dyn(before), as_dyn(after), &keys)
+}
+
+/// Whether two continuums put every key at the same 32-bit position: the same key hasher, and
+/// twemproxy's rule for the empty key (hashed to 0, not MD5'd) on both sides or on neither.
+fn same_key_hash(a: &Ketama, b: &Ketama) -> bool {
+    let twemproxy = |k: &Ketama| k.variant() == KetamaVariant::Twemproxy;
+    a.key_hasher() == b.key_hasher() && twemproxy(a) == twemproxy(b)
 }
 
 fn as_dyn<R: Inspect + ?Sized>(r: &R) -> &dyn Router {

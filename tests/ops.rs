@@ -379,3 +379,48 @@ fn jump_family_plans_are_sampled_and_minimal() {
     assert!((p.moved_fraction() - 0.1).abs() < 0.015, "{}", p.moved_fraction());
     assert!(p.shares().iter().filter(|s| s.moved_out > 0.0).all(|s| s.name == "cache-4"));
 }
+
+/// The `migration` fuzz target's failure at 17d1b69 (base64
+/// `FQAAAEUeuLYAAEMAJQP/2hIgAEMxEREBCD0mp/M=`): a `libmemcached-oaat` continuum over one node
+/// against the same plus a second node, key `k2`. The target looked the key up at its MD5
+/// position (1460232801), where the plan rightly says the range moves; this variant hashes keys
+/// with one-at-a-time, and at that position the plan and both routers agree. The target was
+/// wrong, not the plan.
+#[test]
+fn regression_migration_fuzz_oaat_key_position() {
+    let one = NodeSet::from_names(["\0%\u{3}"]).unwrap();
+    let before = Ketama::builder().node_set(one).variant(KetamaVariant::LibmemcachedOaat).build().unwrap();
+    let after = before.with_node(Node::new("\u{8}=&")).unwrap();
+    let key: &[u8] = &[107, 50];
+    let p = plan_ketama(&before, &after).unwrap();
+    let at = |h: u32| p.moves().find(|m| m.start <= u64::from(h) && u64::from(h) <= m.end);
+    // The fuzz target's reading: the key's MD5 position lies in a range that moves to the new
+    // node, although the routers keep the key where it was.
+    let md5 = Ketama::key_hash(key);
+    assert_eq!(md5, 1_460_232_801);
+    assert_eq!(at(md5).map(|m| (m.from, m.to)), Some(("\0%\u{3}", "\u{8}=&")));
+    // The key's real position: the variant's one-at-a-time hash.
+    let oaat = before.variant_key_hash(key);
+    assert_eq!(oaat, after.variant_key_hash(key));
+    assert_ne!(oaat, md5);
+    let (old, new) = (before.node_name(before.route(key)), after.node_name(after.route(key)));
+    assert_eq!((old, new), ("\0%\u{3}", "\0%\u{3}"));
+    assert!(at(oaat).is_none(), "the plan moves a key the routers keep: {:?}", at(oaat).map(|m| (m.from, m.to)));
+    // `plan` chooses the exact plan for these two and agrees with the routers on this key.
+    let exact = plan(&before, &after).unwrap();
+    assert!(exact.is_exact());
+    assert!(exact.moves().all(|m| !(m.start <= u64::from(oaat) && u64::from(oaat) <= m.end)));
+}
+
+/// twemproxy hashes the empty key to 0 while the other MD5 variants MD5 it: `plan` must not
+/// treat the two continuums as one key space (it samples instead).
+#[test]
+fn plan_samples_between_twemproxy_and_md5_variants() {
+    let set = NodeSet::from_names(["a:11211", "b:11211", "c:11211"]).unwrap();
+    let twem = Ketama::builder().node_set(set.clone()).variant(KetamaVariant::Twemproxy).build().unwrap();
+    let lib = Ketama::builder().node_set(set).variant(KetamaVariant::Libmemcached).build().unwrap();
+    assert_eq!(twem.key_hasher(), lib.key_hasher());
+    assert_ne!(twem.variant_key_hash(b""), lib.variant_key_hash(b""));
+    assert!(!plan(&twem, &lib).unwrap().is_exact());
+    assert!(plan(&twem, &twem.with_node(Node::new("d:11211")).unwrap()).unwrap().is_exact());
+}
