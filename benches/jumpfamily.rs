@@ -25,9 +25,8 @@ use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
-use hashroute::{
-    Anchor, BinomialHash, FlipHash, Jump, JumpBack, JumpBackAnchor, JumpBackGenerator, Memento, NodeId, PowerCh, Router,
-};
+use hashroute::jumpback::JumpBackGenerator;
+use hashroute::{Anchor, BinomialHash, FlipHash, Jump, JumpBack, JumpBackAnchor, Memento, NodeId, PowerCh, Router};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 

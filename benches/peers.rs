@@ -18,8 +18,8 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
-use hashroute::analysis::sweep::{cluster_names, sample_keys};
 use hashroute::{Anchor, Jump, KeyHasher, Maglev, MultiProbe, NodeSet, Rendezvous, Ring, Router};
+use hashroute_analysis::sweep::{cluster_names, sample_keys};
 
 /// Live heap bytes, counted by [`Counting`].
 static LIVE: AtomicIsize = AtomicIsize::new(0);

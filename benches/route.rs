@@ -12,7 +12,7 @@ use common::{keys16, mode};
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hashroute::Layout;
+use hashroute::ring::Layout;
 use hashroute::{Jump, NodeId, ParRouteBatch, Ring, Router};
 
 const KEYS: usize = 4096;

@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release --example pick_vnodes -- 16 1.10` (node count, max/mean target)
 
-use hashroute::analysis::{recommend, Request};
+use hashroute_analysis::{recommend, Request};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

@@ -2,7 +2,11 @@
 //!
 //! `cargo run --example zones`
 
-use hashroute::{replicas_with_policy, Error, Node, PlacementPolicy, Result, Ring, Router, Spread, Topology};
+use hashroute::placement::replicas_with_policy;
+use hashroute::placement::PlacementPolicy;
+use hashroute::placement::Spread;
+use hashroute::placement::Topology;
+use hashroute::{Error, Node, Result, Ring, Router};
 
 fn main() -> Result<()> {
     let mut builder = Ring::builder().vnodes(100);

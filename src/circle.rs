@@ -1,6 +1,6 @@
 //! The circle the ring-like routers share: sorted points, the owner of each point, the
 //! successor search ("the first point at or after a hash, wrapping to the first point"), the
-//! clockwise preference walk, and the arc overlay of two circles.
+//! clockwise preference walk.
 //!
 //! [`Circle<P, I>`] holds `points: Vec<P>` sorted ascending (equal points ordered by the owner's
 //! name by the router that built them; the first of equal points owns) and `owners: Vec<u32>`
@@ -351,54 +351,6 @@ impl<P: Copy + Ord, I: Search<P>> Circle<P, I> {
     }
 }
 
-/// The common refinement of two circles on `[0, max]`: every maximal range `start..=end` on
-/// which both have a single owner, in position order, as `visit(start, end, owner in a, owner
-/// in b)` (owners as stored, node indices of each side's own set). A position's owner is the
-/// first point at or after it, wrapping to the first point; of equal points the first owns.
-/// The range past the last point of both (when that point is below `max`) comes last and is
-/// owned through the wrap by both sides' first points. O(P + Q).
-///
-/// Both sides must be non-empty with one owner per point, points sorted ascending and `<= max`.
-/// Used by the migration plans ([`crate::migration::plan_points`]) and the exact movement of
-/// `analysis::Partition`.
-pub(crate) fn overlay<P>(a: (&[P], &[u32]), b: (&[P], &[u32]), max: u64, mut visit: impl FnMut(u64, u64, u32, u32))
-where
-    P: Copy + Into<u64>,
-{
-    let ((ap, ao), (bp, bo)) = (a, b);
-    let (mut i, mut j) = (0usize, 0usize);
-    // Owner of positions up to and including the next boundary, given the first point >= it.
-    let owner = |owners: &[u32], len: usize, idx: usize| owners[if idx == len { 0 } else { idx }];
-    let mut start: u64 = 0;
-    let mut done = false;
-    while !done {
-        // Next boundary: the smallest point of either set not yet passed.
-        let next = match (ap.get(i), bp.get(j)) {
-            (Some(&x), Some(&y)) => x.into().min(y.into()),
-            (Some(&x), None) => x.into(),
-            (None, Some(&y)) => y.into(),
-            (None, None) => break,
-        };
-        visit(start, next, owner(ao, ap.len(), i), owner(bo, bp.len(), j));
-        // Skip every point equal to the boundary (equal points: the first owns).
-        while i < ap.len() && ap[i].into() <= next {
-            i += 1;
-        }
-        while j < bp.len() && bp[j].into() <= next {
-            j += 1;
-        }
-        if next == max {
-            done = true;
-        } else {
-            start = next + 1;
-        }
-    }
-    if !done {
-        // The range past the last point wraps to both sets' first points.
-        visit(start, max, ao[0], bo[0]);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -481,20 +433,5 @@ mod tests {
                 assert_eq!(c.owner_prefetching(h), c.owner(want));
             }
         }
-    }
-
-    #[test]
-    fn overlay_splits_at_both_point_sets() {
-        let mut got = Vec::new();
-        overlay(
-            (&[100u32, 300][..], &[0, 1][..]),
-            (&[100u32, 200, 300, 400][..], &[0, 2, 1, 2][..]),
-            1000,
-            |s, e, a, b| got.push((s, e, a, b)),
-        );
-        assert_eq!(got, [(0, 100, 0, 0), (101, 200, 1, 2), (201, 300, 1, 1), (301, 400, 0, 2), (401, 1000, 0, 0)]);
-        got.clear();
-        overlay((&[u64::MAX][..], &[0][..]), (&[5u64][..], &[1][..]), u64::MAX, |s, e, a, b| got.push((s, e, a, b)));
-        assert_eq!(got, [(0, 5, 0, 1), (6, u64::MAX, 0, 1)]);
     }
 }

@@ -27,7 +27,6 @@ use serde::{Deserialize, Serialize};
 use crate::config::RouterSpec;
 use crate::error::{Error, Result};
 use crate::node::{Node, NodeSet};
-use crate::router::Router;
 
 /// One node of a [`ClusterConfig`]: name, weight (default 1.0) and labels (default none).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -115,7 +114,7 @@ impl ClusterConfig {
     ///
     /// # Errors
     /// [`ClusterConfig::node_set`]'s and [`RouterSpec::build`]'s errors.
-    pub fn build(&self) -> Result<Box<dyn Router>> {
+    pub fn build(&self) -> Result<crate::AnyRouter> {
         self.spec.build(self.node_set()?)
     }
 

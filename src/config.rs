@@ -10,7 +10,7 @@
 //! use hashroute::{NodeSet, Router};
 //! let spec = RouterSpec::new(Algorithm::Ring).with_vnodes(100);
 //! let router = spec.build(NodeSet::from_names(["a", "b", "c"]).unwrap()).unwrap();
-//! assert_eq!(router.algorithm(), "ring");
+//! assert_eq!(router.algorithm(), Algorithm::Ring);
 //! assert!(RouterSpec::new(Algorithm::Jump).with_vnodes(100).validate().is_err());
 //! ```
 //!
@@ -33,15 +33,16 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::algo::jumpback::JumpBackGenerator;
 use crate::algo::maglev::{self, DEFAULT_TABLE_SIZE, MAX_TABLE_SIZE};
 use crate::algo::multiprobe::{DEFAULT_PROBES, MAX_PROBES};
+use crate::any::AnyRouter;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::NodeSet;
 use crate::node::MAX_NODES;
-use crate::router::Router;
 use crate::{Anchor, Jump, Ketama, KetamaVariant, Maglev, Memento, Modulo, MultiProbe, RedisSlots, Rendezvous, Ring};
-use crate::{BinomialHash, FlipHash, JumpBack, JumpBackAnchor, JumpBackGenerator, PowerCh};
+use crate::{BinomialHash, FlipHash, JumpBack, JumpBackAnchor, PowerCh};
 
 /// A routing algorithm, as named on the command line and in configuration files.
 ///
@@ -540,7 +541,7 @@ impl RouterSpec {
     /// # Errors
     /// [`validate`](RouterSpec::validate)'s errors, then the algorithm constructor's (e.g.
     /// [`Error::TooManyPoints`], [`Error::Unsupported`] for weights).
-    pub fn build(&self, nodes: NodeSet) -> Result<Box<dyn Router>> {
+    pub fn build(&self, nodes: NodeSet) -> Result<AnyRouter> {
         self.validate()?;
         let hasher = self.effective_hasher();
         Ok(match self.algorithm {
@@ -548,55 +549,57 @@ impl RouterSpec {
                 if !nodes.all_unit_weight() {
                     return Err(Error::Unsupported { algorithm: "modulo", operation: "weighted nodes" });
                 }
-                Box::new(Modulo::builder().node_set(nodes).hasher(hasher).build()?)
+                AnyRouter::from(Modulo::builder().node_set(nodes).hasher(hasher).build()?)
             }
             Algorithm::Ring => {
                 let mut builder = Ring::builder().hasher(hasher).node_set(nodes);
                 if let Some(v) = self.vnodes {
                     builder = builder.vnodes(v);
                 }
-                Box::new(builder.build()?)
+                AnyRouter::from(builder.build()?)
             }
-            Algorithm::Jump => Box::new(Jump::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::Jump => AnyRouter::from(Jump::builder().node_set(nodes).hasher(hasher).build()?),
             Algorithm::Ketama => {
                 let mut builder = Ketama::builder().node_set(nodes).variant(self.ketama_variant.unwrap_or_default());
                 if let Some(h) = self.hasher {
                     builder = builder.key_hasher(h);
                 }
-                Box::new(builder.build()?)
+                AnyRouter::from(builder.build()?)
             }
-            Algorithm::Rendezvous => Box::new(Rendezvous::builder().node_set(nodes).hasher(hasher).build()?),
-            Algorithm::Slots => Box::new(RedisSlots::builder().node_set(nodes).build()?),
-            Algorithm::Maglev => Box::new(
+            Algorithm::Rendezvous => AnyRouter::from(Rendezvous::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::Slots => AnyRouter::from(RedisSlots::builder().node_set(nodes).build()?),
+            Algorithm::Maglev => AnyRouter::from(
                 Maglev::builder()
                     .node_set(nodes)
                     .hasher(hasher)
                     .table_size(self.table_size.unwrap_or(DEFAULT_TABLE_SIZE))
                     .build()?,
             ),
-            Algorithm::MultiProbe => Box::new(
+            Algorithm::MultiProbe => AnyRouter::from(
                 MultiProbe::builder()
                     .node_set(nodes)
                     .hasher(hasher)
                     .probes(self.probes.unwrap_or(DEFAULT_PROBES))
                     .build()?,
             ),
-            Algorithm::Memento => Box::new(Memento::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::Memento => AnyRouter::from(Memento::builder().node_set(nodes).hasher(hasher).build()?),
             Algorithm::Anchor => {
                 let capacity = self.effective_capacity(nodes.len());
-                Box::new(Anchor::builder().node_set(nodes).hasher(hasher).capacity(capacity).build()?)
+                AnyRouter::from(Anchor::builder().node_set(nodes).hasher(hasher).capacity(capacity).build()?)
             }
-            Algorithm::JumpBack => Box::new(
+            Algorithm::JumpBack => AnyRouter::from(
                 JumpBack::builder()
                     .node_set(nodes)
                     .hasher(hasher)
                     .generator(self.generator.unwrap_or_default())
                     .build()?,
             ),
-            Algorithm::FlipHash => Box::new(FlipHash::builder().node_set(nodes).hasher(hasher).build()?),
-            Algorithm::Power => Box::new(PowerCh::builder().node_set(nodes).hasher(hasher).build()?),
-            Algorithm::Binomial => Box::new(BinomialHash::builder().node_set(nodes).hasher(hasher).build()?),
-            Algorithm::JumpBackAnchor => Box::new(JumpBackAnchor::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::FlipHash => AnyRouter::from(FlipHash::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::Power => AnyRouter::from(PowerCh::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::Binomial => AnyRouter::from(BinomialHash::builder().node_set(nodes).hasher(hasher).build()?),
+            Algorithm::JumpBackAnchor => {
+                AnyRouter::from(JumpBackAnchor::builder().node_set(nodes).hasher(hasher).build()?)
+            }
             Algorithm::Nginx | Algorithm::Haproxy | Algorithm::EnvoyRing | Algorithm::Kafka => {
                 crate::proxy::build(self, nodes)?
             }
@@ -604,8 +607,8 @@ impl RouterSpec {
     }
 }
 
-/// "a, b or c".
-fn names_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+/// "a, b or c": how every error lists the accepted names.
+pub(crate) fn names_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
     let names: Vec<&str> = names.collect();
     match names.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
@@ -644,7 +647,7 @@ mod ketama_variant_serde {
 mod generator_serde {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    use crate::JumpBackGenerator;
+    use crate::jumpback::JumpBackGenerator;
 
     pub(super) fn serialize<S: Serializer>(g: &Option<JumpBackGenerator>, s: S) -> Result<S::Ok, S::Error> {
         g.map(|g| g.name()).serialize(s)
@@ -691,6 +694,7 @@ mod tests {
     use super::*;
     use crate::hash::KeyHasher;
     use crate::node::Node;
+    use crate::Router;
 
     fn nodes() -> NodeSet {
         NodeSet::from_names(["a", "b", "c", "d"]).unwrap()
@@ -723,16 +727,16 @@ mod tests {
             assert_eq!(jump.route(k), jump_direct.route(k));
             assert_eq!(modulo.route(k).index() as u64, h.hash(k) % 4);
         }
-        assert_eq!(ring.algorithm(), "ring");
-        assert_eq!(jump.algorithm(), "jump");
-        assert_eq!(modulo.algorithm(), "modulo");
+        assert_eq!(ring.algorithm(), Algorithm::Ring);
+        assert_eq!(jump.algorithm(), Algorithm::Jump);
+        assert_eq!(modulo.algorithm(), Algorithm::Modulo);
     }
 
     #[test]
     fn builds_every_algorithm_with_its_own_name() {
         for &algo in Algorithm::ALL {
             let router = RouterSpec::new(algo).build(nodes()).unwrap();
-            assert_eq!(router.algorithm(), algo.name());
+            assert_eq!(router.algorithm(), algo);
             assert_eq!(router.node_count(), 4);
         }
     }
@@ -767,10 +771,10 @@ mod tests {
         let keys: Vec<Vec<u8>> = (0..500).map(|i| format!("key-{i}").into_bytes()).collect();
         let h = KeyHasher::Xxh64 { seed: 11 };
         let weighted = NodeSet::new((1..=5).map(|i| Node::new(format!("n{i}")).with_weight(f64::from(i)))).unwrap();
-        let pairs: Vec<(Box<dyn Router>, Box<dyn Router>)> = vec![
+        let pairs: Vec<(AnyRouter, AnyRouter)> = vec![
             (
                 RouterSpec::new(Algorithm::Maglev).build(nodes()).unwrap(),
-                Box::new(
+                AnyRouter::from(
                     Maglev::builder()
                         .node_set(nodes())
                         .hasher(KeyHasher::default())
@@ -785,11 +789,11 @@ mod tests {
                     .with_hasher(h)
                     .build(weighted.clone())
                     .unwrap(),
-                Box::new(Maglev::builder().node_set(weighted).hasher(h).table_size(4099).build().unwrap()),
+                AnyRouter::from(Maglev::builder().node_set(weighted).hasher(h).table_size(4099).build().unwrap()),
             ),
             (
                 RouterSpec::new(Algorithm::MultiProbe).build(nodes()).unwrap(),
-                Box::new(
+                AnyRouter::from(
                     MultiProbe::builder()
                         .node_set(nodes())
                         .hasher(KeyHasher::default())
@@ -800,19 +804,21 @@ mod tests {
             ),
             (
                 RouterSpec::new(Algorithm::MultiProbe).with_probes(5).with_hasher(h).build(nodes()).unwrap(),
-                Box::new(MultiProbe::builder().node_set(nodes()).hasher(h).probes(5).build().unwrap()),
+                AnyRouter::from(MultiProbe::builder().node_set(nodes()).hasher(h).probes(5).build().unwrap()),
             ),
             (
                 RouterSpec::new(Algorithm::Memento).with_hasher(h).build(nodes()).unwrap(),
-                Box::new(Memento::builder().node_set(nodes()).hasher(h).build().unwrap()),
+                AnyRouter::from(Memento::builder().node_set(nodes()).hasher(h).build().unwrap()),
             ),
             (
                 RouterSpec::new(Algorithm::Anchor).build(nodes()).unwrap(),
-                Box::new(Anchor::builder().node_set(nodes()).hasher(KeyHasher::default()).capacity(8).build().unwrap()),
+                AnyRouter::from(
+                    Anchor::builder().node_set(nodes()).hasher(KeyHasher::default()).capacity(8).build().unwrap(),
+                ),
             ),
             (
                 RouterSpec::new(Algorithm::Anchor).with_capacity(100).with_hasher(h).build(nodes()).unwrap(),
-                Box::new(Anchor::builder().node_set(nodes()).hasher(h).capacity(100).build().unwrap()),
+                AnyRouter::from(Anchor::builder().node_set(nodes()).hasher(h).capacity(100).build().unwrap()),
             ),
         ];
         for (spec, direct) in &pairs {
@@ -824,8 +830,9 @@ mod tests {
                 assert_eq!(spec.route_hash(hash).unwrap(), direct.route_hash(hash).unwrap(), "{}", spec.algorithm());
             }
         }
-        let anchor = RouterSpec::new(Algorithm::Anchor).build(nodes()).unwrap();
-        let anchor = (&*anchor as &dyn std::any::Any).downcast_ref::<Anchor>().expect("an Anchor");
+        let AnyRouter::Anchor(anchor) = RouterSpec::new(Algorithm::Anchor).build(nodes()).unwrap() else {
+            panic!("an Anchor")
+        };
         assert_eq!(anchor.capacity(), 8, "default capacity is twice the node count");
         assert_eq!(RouterSpec::new(Algorithm::Anchor).effective_capacity(MAX_NODES), MAX_NODES as u32);
         assert_eq!(RouterSpec::new(Algorithm::Anchor).with_capacity(9).effective_capacity(4), 9);
@@ -926,7 +933,7 @@ mod tests {
             match spec.build(nodes) {
                 Ok(router) => {
                     proptest::prop_assert!(!misplaced);
-                    proptest::prop_assert_eq!(router.algorithm(), algorithm.name());
+                    proptest::prop_assert_eq!(router.algorithm(), algorithm);
                     proptest::prop_assert_eq!(router.node_count(), n);
                 }
                 Err(err) => {

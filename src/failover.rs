@@ -92,7 +92,7 @@ impl<R: Router> Failover<R> {
 }
 
 impl<R: Router> Router for Failover<R> {
-    fn algorithm(&self) -> &'static str {
+    fn algorithm(&self) -> crate::config::Algorithm {
         self.inner.algorithm()
     }
     fn nodes(&self) -> &NodeSet {
@@ -122,7 +122,7 @@ impl<R: Router> Router for Failover<R> {
         let id = self.inner.route_hash(hash)?;
         if self.is_down(id) {
             return Err(Error::Unsupported {
-                algorithm: self.inner.algorithm(),
+                algorithm: self.inner.algorithm().name(),
                 operation: "route_hash with down nodes",
             });
         }

@@ -10,33 +10,31 @@
 //! | [`Ketama`] | algorithm, variant, node names sorted, every point and its owner's rank | no |
 //! | [`Modulo`], [`Jump`] | algorithm, hasher (+ seed), node names in id order | yes (node `i` is bucket `i`) |
 //! | [`RedisSlots`] | algorithm, every maximal slot range and its owner's name | yes (as the layout) |
-//! | anything else ([`View::Opaque`]: trait objects, [`Rendezvous`], [`Failover`]) | algorithm, node names + weights (sorted by name for order-independent algorithms), and the routes of a fixed probe set of keys and hashes | as the algorithm |
+//! | anything else ([`Rendezvous`], [`Maglev`](crate::Maglev), [`Failover`](crate::Failover), the jump family, routers outside the crate, …) | algorithm, node names + weights (sorted by name for order-independent algorithms), and the routes of a fixed probe set of keys and hashes | as the algorithm |
 //!
 //! The encoding starts with a version tag, so a deliberate change of the encoding is visible as
 //! a new tag; golden values in the tests freeze it. Labels never enter a fingerprint: they do
 //! not change routes.
 //!
-//! ## Why a probe for opaque routers
+//! Each router chooses its encoding through [`Router::canonical_bytes`], so a router reached
+//! through `&dyn Router`, a `Box`, an `Arc` or an [`AnyRouter`](crate::AnyRouter) fingerprints
+//! exactly as the concrete type does.
 //!
-//! The [`Router`] trait does not expose parameters (hasher, vnodes, tables) or a way to recover
-//! the concrete type from a `&dyn Router`, so for a router known only as `&dyn Router` the
-//! fingerprint adds the names of the nodes that [`PROBE_KEYS`] keys (and, where supported,
-//! [`PROBE_HASHES`] 64-bit hashes) route to. Equal probe fingerprints mean equal routes on the
-//! probes, which catches any realistic configuration difference but is not a proof. Call
-//! [`fingerprint`] on the concrete type (or on a `Box`/`Arc` of it) to get the exact encoding.
+//! ## Why a probe for the others
+//!
+//! Where the routes are not a readable structure (scores, tables, down marks), the encoding adds
+//! the names of the nodes that [`PROBE_KEYS`] keys (and, where supported, [`PROBE_HASHES`]
+//! 64-bit hashes) route to. Equal probe fingerprints mean equal routes on the probes, which
+//! catches any realistic configuration difference but is not a proof.
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
 
-use crate::algo::jump::Jump;
 use crate::algo::ketama::Ketama;
-use crate::algo::modulo::Modulo;
-use crate::algo::rendezvous::Rendezvous;
 use crate::algo::ring::Ring;
 use crate::algo::slots::RedisSlots;
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
-use crate::failover::Failover;
 use crate::hash::KeyHasher;
 use crate::node::{NodeId, NodeSet};
 use crate::router::Router;
@@ -48,150 +46,6 @@ pub(crate) const PROBE_HASHES: usize = 1024;
 
 /// Version tag at the start of every canonical encoding.
 const TAG: &[u8] = b"hashroute.fingerprint.v1";
-
-/// What the crate can see of a router: its concrete type when known, otherwise only the trait.
-///
-/// New routers add a variant (the enum is non-exhaustive) and an [`Inspect`] impl, so that
-/// [`fingerprint`] and [`crate::migration::plan`] encode them exactly.
-#[derive(Clone, Copy)]
-#[non_exhaustive]
-pub enum View<'a> {
-    /// A consistent-hash ring.
-    Ring(&'a Ring),
-    /// `hash % N`.
-    Modulo(&'a Modulo),
-    /// Jump consistent hash.
-    Jump(&'a Jump),
-    /// A Ketama continuum (32-bit points).
-    Ketama(&'a Ketama),
-    /// Redis Cluster slots.
-    Slots(&'a RedisSlots),
-    /// A router known only through the [`Router`] trait.
-    Opaque(&'a dyn Router),
-}
-
-impl fmt::Debug for View<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (kind, r): (&str, &dyn Router) = match *self {
-            View::Ring(r) => ("Ring", r),
-            View::Modulo(r) => ("Modulo", r),
-            View::Jump(r) => ("Jump", r),
-            View::Ketama(r) => ("Ketama", r),
-            View::Slots(r) => ("Slots", r),
-            View::Opaque(r) => ("Opaque", r),
-        };
-        write!(f, "View::{kind}({} over {} nodes)", r.algorithm(), r.node_count())
-    }
-}
-
-/// Recovers a router's concrete type for the operations that need its structure (exact
-/// fingerprints, exact migration plans). Implemented for the crate's routers, for `Box`/`Arc`
-/// of them, for [`Failover`] and for `dyn Router` (which is [`View::Opaque`]).
-pub trait Inspect: Router {
-    /// The router's concrete view.
-    fn view(&self) -> View<'_>;
-}
-
-impl Inspect for Ring {
-    fn view(&self) -> View<'_> {
-        View::Ring(self)
-    }
-}
-
-impl Inspect for Modulo {
-    fn view(&self) -> View<'_> {
-        View::Modulo(self)
-    }
-}
-
-impl Inspect for Jump {
-    fn view(&self) -> View<'_> {
-        View::Jump(self)
-    }
-}
-
-impl Inspect for Ketama {
-    fn view(&self) -> View<'_> {
-        View::Ketama(self)
-    }
-}
-
-impl Inspect for RedisSlots {
-    fn view(&self) -> View<'_> {
-        View::Slots(self)
-    }
-}
-
-impl Inspect for Rendezvous {
-    /// Opaque for now: the scoring mode (default or go-rendezvous compatible) has no public
-    /// accessor, so the probe encoding is what captures it.
-    fn view(&self) -> View<'_> {
-        View::Opaque(self)
-    }
-}
-
-/// Routers fingerprinted by the probe encoding (their routes, not their internals): correct
-/// for any router, and enough for agreement checks between clients.
-macro_rules! opaque_inspect {
-    ($($t:ty),*) => {$(
-        impl Inspect for $t {
-            fn view(&self) -> View<'_> {
-                View::Opaque(self)
-            }
-        }
-    )*};
-}
-opaque_inspect!(crate::Maglev, crate::MultiProbe, crate::Memento, crate::Anchor);
-opaque_inspect!(crate::JumpBack, crate::FlipHash, crate::PowerCh, crate::BinomialHash, crate::JumpBackAnchor);
-
-impl<R: Router> Inspect for Failover<R> {
-    /// Opaque: its routes depend on the down marks, not only on the inner router.
-    fn view(&self) -> View<'_> {
-        View::Opaque(self)
-    }
-}
-
-impl Inspect for dyn Router + '_ {
-    /// Downcasts to the concrete router when it is one this module knows (so a
-    /// `Box<dyn Router>` from `RouterSpec::build` gets the exact encoding), else opaque.
-    fn view(&self) -> View<'_> {
-        let any: &dyn std::any::Any = self;
-        if let Some(r) = any.downcast_ref::<Ring>() {
-            return r.view();
-        }
-        if let Some(r) = any.downcast_ref::<Ketama>() {
-            return r.view();
-        }
-        if let Some(r) = any.downcast_ref::<Modulo>() {
-            return r.view();
-        }
-        if let Some(r) = any.downcast_ref::<Jump>() {
-            return r.view();
-        }
-        if let Some(r) = any.downcast_ref::<RedisSlots>() {
-            return r.view();
-        }
-        if let Some(b) = any.downcast_ref::<Box<dyn Router>>() {
-            return (**b).view();
-        }
-        if let Some(a) = any.downcast_ref::<Arc<dyn Router>>() {
-            return (**a).view();
-        }
-        View::Opaque(self)
-    }
-}
-
-impl<T: Inspect + ?Sized> Inspect for Box<T> {
-    fn view(&self) -> View<'_> {
-        (**self).view()
-    }
-}
-
-impl<T: Inspect + ?Sized> Inspect for Arc<T> {
-    fn view(&self) -> View<'_> {
-        (**self).view()
-    }
-}
 
 /// A router's route fingerprint (XXH3-128 of its canonical encoding). `Display` and `FromStr`
 /// use 32 lowercase hex digits.
@@ -227,80 +81,83 @@ impl FromStr for Fingerprint {
     }
 }
 
-/// The route fingerprint of `router`. Works on concrete routers (exact encoding) and on
-/// `dyn Router` (probe encoding, see the module docs).
+/// The route fingerprint of `router`: XXH3-128 of its [`Router::canonical_bytes`]. Works the
+/// same on concrete routers, `&dyn Router`, `Box`, `Arc` and [`AnyRouter`](crate::AnyRouter).
 ///
 /// Cost: O(P) for a ring of P points (≈ 10 bytes hashed per point), O(N log N) for the node
 /// names; the probe encoding routes 4096 keys and 1024 hashes. Memory: the
 /// canonical encoding is built in one buffer (≈ 12 bytes per ring point).
-pub fn fingerprint<R: Inspect + ?Sized>(router: &R) -> Fingerprint {
-    Fingerprint(xxhash_rust::xxh3::xxh3_128(&canonical_bytes(router)))
+pub fn fingerprint<R: Router + ?Sized>(router: &R) -> Fingerprint {
+    Fingerprint(xxhash_rust::xxh3::xxh3_128(&router.canonical_bytes()))
 }
 
-/// The canonical encoding that [`fingerprint`] hashes: useful to diff two routers' definitions.
-pub fn canonical_bytes<R: Inspect + ?Sized>(router: &R) -> Vec<u8> {
-    let mut c = Canon(Vec::with_capacity(256));
-    c.bytes(TAG);
-    c.str(router.algorithm());
-    match router.view() {
-        View::Ring(ring) => {
-            c.str("exact");
-            c.hasher(ring.hasher());
-            let ranks = c.sorted_names(ring.nodes());
-            c.u64(ring.points().len() as u64);
-            for (&p, &o) in ring.points().iter().zip(ring.owners()) {
-                c.u64(p);
-                c.u32(ranks[o as usize]);
-            }
-        }
-        View::Modulo(m) => {
-            c.str("exact");
-            c.hasher(m.hasher());
-            c.names_in_order(m.nodes());
-        }
-        View::Jump(j) => {
-            c.str("exact");
-            c.hasher(j.hasher());
-            c.names_in_order(j.nodes());
-        }
-        View::Ketama(k) => {
-            c.str("exact");
-            c.str(k.variant().name());
-            if k.key_hasher() != crate::KeyHasher::Md5 {
-                // Only the twemproxy and one-at-a-time variants hash keys otherwise; MD5 stays
-                // unencoded so that every existing fingerprint is unchanged.
-                c.hasher(k.key_hasher());
-            }
-            let ranks = c.sorted_names(k.nodes());
-            c.u64(k.points().len() as u64);
-            for (&p, &o) in k.points().iter().zip(k.owners()) {
-                c.u32(p);
-                c.u32(ranks[o as usize]);
-            }
-        }
-        View::Slots(s) => {
-            c.str("exact");
-            // Slot ranges with owner names: order-dependent exactly as the layout is.
-            let ranges = s.ranges();
-            c.u64(ranges.len() as u64);
-            for (range, owner) in ranges {
-                c.u32(u32::from(*range.start()));
-                c.u32(u32::from(*range.end()));
-                c.str(s.node_name(owner));
-            }
-        }
-        View::Opaque(r) => probe(&mut c, r),
+/// The exact encoding of a ring: hasher, names sorted, every point and its owner's rank.
+pub(crate) fn ring_encoding(ring: &Ring) -> Vec<u8> {
+    let mut c = Canon::start(ring.algorithm(), "exact");
+    c.hasher(ring.hasher());
+    let ranks = c.sorted_names(ring.nodes());
+    c.u64(ring.points().len() as u64);
+    for (&p, &o) in ring.points().iter().zip(ring.owners()) {
+        c.u64(p);
+        c.u32(ranks[o as usize]);
+    }
+    c.0
+}
+
+/// The exact encoding of the routers where node `i` is bucket `i` (modulo, jump): the hasher
+/// and the names in id order.
+pub(crate) fn bucket_encoding(algorithm: Algorithm, hasher: KeyHasher, nodes: &NodeSet) -> Vec<u8> {
+    let mut c = Canon::start(algorithm, "exact");
+    c.hasher(hasher);
+    c.names_in_order(nodes);
+    c.0
+}
+
+/// The exact encoding of a Ketama continuum: variant, key hash where not MD5, names sorted,
+/// every point and its owner's rank.
+pub(crate) fn ketama_encoding(k: &Ketama) -> Vec<u8> {
+    let mut c = Canon::start(k.algorithm(), "exact");
+    c.str(k.variant().name());
+    if k.key_hasher() != KeyHasher::Md5 {
+        // Only the twemproxy and one-at-a-time variants hash keys otherwise; MD5 stays
+        // unencoded so that every existing fingerprint is unchanged.
+        c.hasher(k.key_hasher());
+    }
+    let ranks = c.sorted_names(k.nodes());
+    c.u64(k.points().len() as u64);
+    for (&p, &o) in k.points().iter().zip(k.owners()) {
+        c.u32(p);
+        c.u32(ranks[o as usize]);
+    }
+    c.0
+}
+
+/// The exact encoding of a Redis slot layout: every maximal slot range and its owner's name
+/// (order-dependent exactly as the layout is).
+pub(crate) fn slots_encoding(s: &RedisSlots) -> Vec<u8> {
+    let mut c = Canon::start(s.algorithm(), "exact");
+    let ranges = s.ranges();
+    c.u64(ranges.len() as u64);
+    for (range, owner) in ranges {
+        c.u32(u32::from(*range.start()));
+        c.u32(u32::from(*range.end()));
+        c.str(s.node_name(owner));
     }
     c.0
 }
 
 /// Algorithms whose routes do not depend on the order nodes were given in.
-fn order_independent(algorithm: &str) -> bool {
-    matches!(algorithm, "ring" | "ketama" | "rendezvous" | "maglev" | "multiprobe")
+fn order_independent(algorithm: Algorithm) -> bool {
+    matches!(
+        algorithm,
+        Algorithm::Ring | Algorithm::Ketama | Algorithm::Rendezvous | Algorithm::Maglev | Algorithm::MultiProbe
+    )
 }
 
-fn probe(c: &mut Canon, r: &dyn Router) {
-    c.str("probe");
+/// The probe encoding ([`Router::canonical_bytes`]' default): node names and weights, and the
+/// routes of [`PROBE_KEYS`] keys and [`PROBE_HASHES`] hashes.
+pub(crate) fn probe_encoding<R: Router + ?Sized>(r: &R) -> Vec<u8> {
+    let mut c = Canon::start(r.algorithm(), "probe");
     let nodes = r.nodes();
     // Rank of each node id in the node list as encoded (sorted by name or in id order).
     let ranks = if order_independent(r.algorithm()) {
@@ -338,12 +195,21 @@ fn probe(c: &mut Canon, r: &dyn Router) {
         }
         Err(_) => c.str("no-hashes"),
     }
+    c.0
 }
 
 /// Little-endian, length-prefixed canonical writer.
 struct Canon(Vec<u8>);
 
 impl Canon {
+    /// The version tag, the algorithm's name and the encoding's kind (`exact` or `probe`).
+    fn start(algorithm: Algorithm, kind: &str) -> Canon {
+        let mut c = Canon(Vec::with_capacity(256));
+        c.bytes(TAG);
+        c.str(algorithm.name());
+        c.str(kind);
+        c
+    }
     fn u32(&mut self, v: u32) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
@@ -366,8 +232,7 @@ impl Canon {
     }
     /// Writes the names sorted (byte order) and returns each id's rank in that order.
     fn sorted_names(&mut self, nodes: &NodeSet) -> Vec<u32> {
-        let mut order: Vec<u32> = (0..nodes.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| nodes.name(NodeId::from_index(a)).cmp(nodes.name(NodeId::from_index(b))));
+        let order = nodes.ids_by_name();
         let mut ranks = vec![0u32; nodes.len()];
         self.u64(nodes.len() as u64);
         for (rank, &id) in order.iter().enumerate() {
@@ -387,7 +252,7 @@ impl Canon {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Node;
+    use crate::{Failover, Jump, Modulo, Node, Rendezvous};
 
     fn ring(names: &[&str]) -> Ring {
         Ring::builder().vnodes(50).nodes(names).build().unwrap()

@@ -66,26 +66,26 @@
 #![warn(missing_docs)]
 
 mod algo;
-#[cfg(feature = "analysis")]
-pub mod analysis;
+mod any;
 mod arch;
+pub mod arcs;
 mod circle;
 #[cfg(feature = "serde")]
 mod cluster_config;
 mod config;
 mod error;
 mod failover;
-mod fingerprint;
+pub mod fingerprint;
 mod hash;
 pub mod migration;
 mod mix;
 mod node;
-mod placement;
+pub mod placement;
 mod proxy;
 mod router;
 mod search;
 #[cfg(feature = "shared")]
-mod shared;
+pub mod shared;
 
 pub use algo::anchor::Anchor;
 pub use algo::binomial::BinomialHash;
@@ -95,8 +95,8 @@ pub use algo::envoy_ring::EnvoyRing;
 pub use algo::fliphash::FlipHash;
 pub use algo::haproxy::Haproxy;
 pub use algo::jump::Jump;
-pub use algo::jumpback::{JumpBack, JumpBackGenerator};
-pub use algo::jumpback_anchor::{JumpBackAnchor, JumpBackAnchorBucketSet};
+pub use algo::jumpback::JumpBack;
+pub use algo::jumpback_anchor::JumpBackAnchor;
 pub use algo::kafka::Kafka;
 pub use algo::ketama::{Ketama, KetamaVariant};
 pub use algo::maglev::Maglev;
@@ -106,53 +106,65 @@ pub use algo::multiprobe::MultiProbe;
 pub use algo::nginx::Nginx;
 pub use algo::power_ch::PowerCh;
 pub use algo::rendezvous::Rendezvous;
-pub use algo::ring::{Layout, Ring};
+pub use algo::ring::Ring;
 pub use algo::slots::RedisSlots;
+pub use any::AnyRouter;
 #[cfg(feature = "serde")]
 pub use cluster_config::{ClusterConfig, NodeConfig};
 pub use config::{Algorithm, RouterSpec};
 pub use error::{Error, Result};
 pub use failover::Failover;
-pub use fingerprint::{canonical_bytes, fingerprint, Fingerprint, Inspect, View};
+pub use fingerprint::fingerprint;
 pub use hash::KeyHasher;
 pub use migration::MigrationPlan;
 pub use node::{Node, NodeId, NodeSet};
-pub use placement::{replicas_with_policy, PlacementPolicy, Spread, Topology};
-pub use proxy::{ConfigKind, ProxyConfig};
 #[cfg(feature = "parallel")]
 pub use router::ParRouteBatch;
 pub use router::Router;
 #[cfg(feature = "shared")]
-pub use shared::{SharedRouter, Snapshot};
+pub use shared::SharedRouter;
+
+/// The generic router behind the memory-free bucket functions ([`Jump`], [`JumpBack`],
+/// [`FlipHash`], [`PowerCh`], [`BinomialHash`]): node `i` is bucket `i`.
+pub mod bucket {
+    pub use crate::algo::bucketed::{BucketFn, Bucketed, BucketedOptions};
+}
+
+/// How a [`Ring`] searches its points ([`Layout`]) and when it builds an index.
+pub mod ring {
+    pub use crate::circle::{Layout, INDEX_MIN_POINTS};
+}
 
 /// Jump consistent hash on a 64-bit key: the memory-free kernel behind [`Jump`].
 pub mod jump {
-    pub use crate::algo::jump::{bucket, bucket_batch, try_bucket};
+    pub use crate::algo::jump::{bucket, bucket_batch, try_bucket, JumpBucket};
 }
 
 /// JumpBackHash (Ertl 2024) on a 64-bit key: the memory-free kernel behind [`JumpBack`],
 /// bit-exact with hash4j.
 pub mod jumpback {
-    pub use crate::algo::jumpback::JumpBackGenerator as Generator;
-    pub use crate::algo::jumpback::{bucket, bucket_batch, try_bucket, try_bucket_with};
+    pub use crate::algo::jumpback::{
+        bucket, bucket_batch, try_bucket, try_bucket_with, JumpBackBucket, JumpBackGenerator,
+    };
+    pub use crate::algo::jumpback_anchor::JumpBackAnchorBucketSet;
 }
 
 /// FlipHash (Masson & Lee 2024) on a 64-bit key: the kernel behind [`FlipHash`], bit-exact
 /// with the `fliphash` crate.
 pub mod fliphash {
-    pub use crate::algo::fliphash::{bucket, bucket_seeded, try_bucket};
+    pub use crate::algo::fliphash::{bucket, bucket_seeded, try_bucket, FlipHashBucket};
 }
 
 /// Power consistent hashing (Leu 2023) on a 64-bit key: the kernel behind [`PowerCh`],
 /// bit-exact with the `power-consistent-hash` crate.
 pub mod power_ch {
-    pub use crate::algo::power_ch::{bucket, try_bucket};
+    pub use crate::algo::power_ch::{bucket, try_bucket, PowerBucket};
 }
 
 /// BinomialHash (Coluzzi et al. 2024) on a 64-bit key hash: the kernel behind
 /// [`BinomialHash`], bit-exact with SUPSI's reference engine.
 pub mod binomial {
-    pub use crate::algo::binomial::{bucket, try_bucket};
+    pub use crate::algo::binomial::{bucket, try_bucket, BinomialBucket};
 }
 
 /// Redis Cluster's key-to-slot function and slot layouts, behind [`RedisSlots`].
@@ -166,11 +178,9 @@ pub mod slots {
 pub mod internals {
     pub use crate::algo::jump::bucket_batch_with as jump_bucket_batch_with;
     pub use crate::algo::jumpback::bucket_batch_with as jumpback_bucket_batch_with;
-    pub use crate::algo::ring::INDEX_MIN_POINTS;
     pub use crate::arch::Isa;
     pub use crate::arch::{generic::md5_words, md5_batch_with};
     pub use crate::hash::{crc16_xmodem, md5_digest, murmur3_x64_128, murmur3_x86_32};
-    pub use crate::migration::{plan_ketama, plan_points, plan_rings, plan_slots, PointSet};
 
     /// The same rendezvous router on an explicit SIMD path (benchmarks and tests).
     ///

@@ -4,17 +4,16 @@
 //! change owner (to copy them ahead of the switch), how much each node gains and loses, and the
 //! total fraction of keys that moves.
 //!
-//! - **Rings** ([`plan_rings`]): exact. The two sorted point sets are merged; every elementary
-//!   arc between consecutive boundaries has one owner before and one after, so the moving hash
-//!   ranges and the moved fraction come out exactly (u128 arithmetic over the 2^64 circle), in
-//!   O(P₁ + P₂) time. Both rings must hash keys the same way.
-//! - **Ketama** ([`plan_ketama`]): the same merge over the 2^32 circle. **Redis slots**
-//!   ([`plan_slots`]): the slot ranges that change owner.
+//! - **Routers with arcs** (ring, Ketama, token ring, Redis slots: [`Router::arcs`]):
+//!   exact ([`plan_arcs`]). The two sorted point sets are merged; every elementary range
+//!   between consecutive boundaries has one owner before and one after, so the moving ranges
+//!   (of 64-bit hashes, 32-bit hashes or slots) and the moved fraction come out exactly (u128
+//!   arithmetic), in O(P₁ + P₂) time. Both must place keys the same way
+//!   ([`Arcs::places_keys_like`]).
 //! - **Any router** ([`plan_sampled`], [`sampled_fraction`]): route a key sample through both and
 //!   compare owners by name. An estimate with binomial noise ≈ `sqrt(f(1-f)/k)` for k keys.
-//! - [`plan`] picks the exact method when both routers are of the same exact kind (rings with the
-//!   same hasher, Ketama, slots; see [`Inspect`]), and otherwise samples [`DEFAULT_SAMPLE`]
-//!   deterministic keys.
+//! - [`plan`] picks the exact method when both routers have arcs that place keys alike, and
+//!   otherwise samples [`DEFAULT_SAMPLE`] deterministic keys.
 //!
 //! Nodes are compared by **name**: ids are per-router indices.
 //!
@@ -25,8 +24,8 @@
 //! let from = NodeSet::parse("a\nb\nc\n")?;
 //! let to = NodeSet::parse("a\nb\nc\nd\n")?;
 //! let spec = RouterSpec::new(Algorithm::Ring);
-//! let plan = hashroute::migration::plan(&*spec.build(from)?, &*spec.build(to)?)?;
-//! assert!(plan.is_exact()); // trait objects downcast, so a ring gets the exact plan
+//! let plan = hashroute::migration::plan(&spec.build(from)?, &spec.build(to)?)?;
+//! assert!(plan.is_exact()); // two rings with the same hasher: the exact plan
 //! print!("{plan}");
 //! # Ok::<(), hashroute::Error>(())
 //! ```
@@ -34,12 +33,9 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::algo::ketama::{Ketama, KetamaVariant};
-use crate::algo::ring::Ring;
-use crate::algo::slots::{RedisSlots, SLOTS};
-use crate::circle::overlay;
+use crate::arcs::Arcs;
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
-use crate::fingerprint::{Inspect, View};
 use crate::node::{NodeId, NodeSet};
 use crate::router::Router;
 
@@ -137,8 +133,8 @@ pub struct NodeShare {
 /// points can have up to ≈ 2P of them); [`MigrationPlan::summary`] prints without the ranges.
 #[derive(Clone, Debug)]
 pub struct MigrationPlan {
-    before_algorithm: &'static str,
-    after_algorithm: &'static str,
+    before_algorithm: Algorithm,
+    after_algorithm: Algorithm,
     space: KeySpace,
     names: Vec<String>,
     ranges: Vec<Range>,
@@ -324,8 +320,8 @@ impl Tally {
         self,
         names: Vec<String>,
         space: KeySpace,
-        before_algorithm: &'static str,
-        after_algorithm: &'static str,
+        before_algorithm: Algorithm,
+        after_algorithm: Algorithm,
     ) -> MigrationPlan {
         let size = space.size() as f64;
         let frac = |v: u128| if size == 0.0 { 0.0 } else { v as f64 / size };
@@ -352,148 +348,52 @@ impl Tally {
     }
 }
 
-/// One side of a point-set merge: sorted points, owner id per point, and the node set.
-#[derive(Copy, Clone, Debug)]
-#[doc(hidden)]
-pub struct PointSet<'a, P> {
-    /// Points sorted ascending (equal points allowed; the first of equals owns).
-    pub points: &'a [P],
-    /// Owner (node index into `nodes`) of each point.
-    pub owners: &'a [u32],
-    /// The router's nodes.
-    pub nodes: &'a NodeSet,
-    /// The router's algorithm name, for the report.
-    pub algorithm: &'static str,
-}
-
-/// The exact plan between two point sets on a circle of `space` (a key's owner is the first
-/// point at or after its hash, wrapping to the first point). Shared by rings (`u64` points) and
-/// Ketama (`u32` points, [`KeySpace::Hash32`]).
+/// The exact plan between two routers' [`Arcs`] over `before_nodes` and `after_nodes` (the node
+/// sets their owners index into): every moving range with its old and new owner, the per-node
+/// shares, and the exact moved fraction. [`plan`] calls it for two routers with arcs.
 ///
 /// Cost: O(P₁ + P₂) time, O(number of moving ranges) memory.
 ///
 /// # Errors
-/// [`Error::InvalidParameter`] when a point set is empty, `owners` and `points` differ in
-/// length, an owner is out of range, or `space` is not a hash circle.
-#[doc(hidden)]
-pub fn plan_points<P>(before: PointSet<'_, P>, after: PointSet<'_, P>, space: KeySpace) -> Result<MigrationPlan>
-where
-    P: Copy + Into<u64>,
-{
-    let max: u64 = match space {
-        KeySpace::Hash64 => u64::MAX,
-        KeySpace::Hash32 => u64::from(u32::MAX),
-        _ => {
-            return Err(Error::InvalidParameter {
-                name: "key space",
-                reason: "point-set plans need a hash circle (Hash64 or Hash32)".into(),
-            })
-        }
-    };
-    for side in [&before, &after] {
-        if side.points.is_empty() || side.points.len() != side.owners.len() {
-            return Err(Error::InvalidParameter {
-                name: "points",
-                reason: format!(
-                    "{} points and {} owners: need a non-empty point set with one owner per point",
-                    side.points.len(),
-                    side.owners.len()
-                ),
-            });
-        }
-        if side.owners.iter().any(|&o| o as usize >= side.nodes.len()) {
-            return Err(Error::InvalidParameter { name: "owners", reason: "an owner is not a node of the set".into() });
-        }
-    }
-    let (names, bmap, amap) = name_table(before.nodes, after.nodes);
-    let mut tally = Tally::new(names.len());
-    overlay((before.points, before.owners), (after.points, after.owners), max, |start, end, from, to| {
-        tally.add(start, end, bmap[from as usize], amap[to as usize], true);
-    });
-    Ok(tally.finish(names, space, before.algorithm, after.algorithm))
-}
-
-/// The exact plan between two rings: every moving hash range with its old and new owner, the
-/// per-node shares, and the exact moved fraction. O(P₁ + P₂).
-///
-/// # Errors
-/// [`Error::InvalidParameter`] when the rings use different hashers (a key's position would
-/// differ between them, so ranges are meaningless; use [`plan_sampled`]).
-#[doc(hidden)]
-pub fn plan_rings(before: &Ring, after: &Ring) -> Result<MigrationPlan> {
-    if before.hasher() != after.hasher() {
+/// [`Error::InvalidParameter`] when the arcs place keys differently
+/// ([`Arcs::places_keys_like`]: a key's position would differ between them, so ranges are
+/// meaningless; use [`plan_sampled`]) or an owner is not a node of its set.
+pub fn plan_arcs(
+    before: (&Arcs<'_>, &NodeSet, Algorithm),
+    after: (&Arcs<'_>, &NodeSet, Algorithm),
+) -> Result<MigrationPlan> {
+    let ((a, a_nodes, a_algo), (b, b_nodes, b_algo)) = (before, after);
+    if !a.places_keys_like(b) {
         return Err(Error::InvalidParameter {
-            name: "hasher",
+            name: "arcs",
             reason: format!(
-                "the rings hash keys differently ({:?} vs {:?}); exact ranges need the same hasher, sample instead",
-                before.hasher(),
-                after.hasher()
+                "the two place keys differently ({:?} {:?} vs {:?} {:?}); exact ranges need the same placement, \
+                 sample instead",
+                a.space(),
+                a.placement().hasher(),
+                b.space(),
+                b.placement().hasher()
             ),
         });
     }
-    plan_points(ring_side(before), ring_side(after), KeySpace::Hash64)
-}
-
-fn ring_side(r: &Ring) -> PointSet<'_, u64> {
-    PointSet { points: r.points(), owners: r.owners(), nodes: r.nodes(), algorithm: "ring" }
-}
-
-/// The exact plan between two Ketama continuums (any variants hashing keys the same way:
-/// [`plan`] samples keys instead when their key hashers differ, e.g. twemproxy `md5` against
-/// `fnv1a_64`; a variant that looks up the first point strictly greater than the hash
-/// is converted to the equivalent "at or after" point set first). Ranges are over the 32-bit
-/// circle ([`KeySpace::Hash32`]). O(P₁ + P₂).
-///
-/// # Errors
-/// None in practice (the `Result` is [`plan_points`]'s).
-#[doc(hidden)]
-pub fn plan_ketama(before: &Ketama, after: &Ketama) -> Result<MigrationPlan> {
-    let (bp, bo) = ketama_at_or_after(before);
-    let (ap, ao) = ketama_at_or_after(after);
-    plan_points(
-        PointSet { points: &bp, owners: &bo, nodes: before.nodes(), algorithm: "ketama" },
-        PointSet { points: &ap, owners: &ao, nodes: after.nodes(), algorithm: "ketama" },
-        KeySpace::Hash32,
-    )
-}
-
-/// Ketama's points as an "at or after" point set. With "strictly greater" lookup, hash `h` is
-/// owned by the first point `p > h`, i.e. the first `p - 1 >= h`: every point shifts down by
-/// one, and points at 0 (owning only through the wrap) move to the top as `u32::MAX`. The
-/// lookup rule is detected through [`Ketama::point_index`] (the first point owns its own hash
-/// only under "at or after").
-fn ketama_at_or_after(k: &Ketama) -> (Vec<u32>, Vec<u32>) {
-    let (points, owners) = (k.points(), k.owners());
-    let strictly_greater = k.point_index(points[0]) != 0;
-    if !strictly_greater {
-        return (points.to_vec(), owners.to_vec());
+    for (arcs, nodes) in [(a, a_nodes), (b, b_nodes)] {
+        if arcs.owners().iter().any(|&o| o as usize >= nodes.len()) {
+            return Err(Error::InvalidParameter { name: "owners", reason: "an owner is not a node of the set".into() });
+        }
     }
-    let zeros = points.partition_point(|&p| p == 0);
-    let shifted = points[zeros..].iter().map(|&p| p - 1).chain(points[..zeros].iter().map(|_| u32::MAX)).collect();
-    let rotated = owners[zeros..].iter().chain(&owners[..zeros]).copied().collect();
-    (shifted, rotated)
-}
-
-/// The exact plan between two Redis Cluster slot layouts: the slot ranges that change owner
-/// ([`KeySpace::Slots`]). O(16384).
-///
-/// # Errors
-/// None in practice; the `Result` keeps the signature uniform.
-#[doc(hidden)]
-pub fn plan_slots(before: &RedisSlots, after: &RedisSlots) -> Result<MigrationPlan> {
-    let (names, bmap, amap) = name_table(before.nodes(), after.nodes());
+    let (names, bmap, amap) = name_table(a_nodes, b_nodes);
     let mut tally = Tally::new(names.len());
-    for slot in 0..SLOTS {
-        let from = bmap[before.slot_owner(slot).index()];
-        let to = amap[after.slot_owner(slot).index()];
-        tally.add(u64::from(slot), u64::from(slot), from, to, true);
-    }
-    Ok(tally.finish(names, KeySpace::Slots, "slots", "slots"))
+    a.overlay(b, |start, end, from, to| tally.add(start, end, bmap[from as usize], amap[to as usize], true))?;
+    Ok(tally.finish(names, a.space(), a_algo, b_algo))
 }
 
 /// The fraction of `keys` whose owner (by name) differs between `before` and `after`; `0.0` for
 /// an empty sample. Cost: two lookups per key.
-pub fn sampled_fraction(before: &dyn Router, after: &dyn Router, keys: &[&[u8]]) -> f64 {
+pub fn sampled_fraction<A, B>(before: &A, after: &B, keys: &[&[u8]]) -> f64
+where
+    A: Router + ?Sized,
+    B: Router + ?Sized,
+{
     if keys.is_empty() {
         return 0.0;
     }
@@ -504,13 +404,18 @@ pub fn sampled_fraction(before: &dyn Router, after: &dyn Router, keys: &[&[u8]])
 /// Routes every key of `keys` through both routers, calls `visit(owner before, owner after)`
 /// for each, and returns how many keys changed owner (compared by name: ids are per router).
 /// The one sampled-movement loop: [`sampled_fraction`], [`plan_sampled`] and the analysis
-/// sweep's sampled movement all count through it. Cost: two lookups per key.
-pub(crate) fn sampled_moves<K: AsRef<[u8]>>(
-    before: &dyn Router,
-    after: &dyn Router,
+/// crate's sampled movement all count through it. Cost: two lookups per key.
+pub fn sampled_moves<A, B, K>(
+    before: &A,
+    after: &B,
     keys: impl IntoIterator<Item = K>,
     mut visit: impl FnMut(NodeId, NodeId),
-) -> usize {
+) -> usize
+where
+    A: Router + ?Sized,
+    B: Router + ?Sized,
+    K: AsRef<[u8]>,
+{
     let (b, a) = (before.nodes(), after.nodes());
     // After id -> before id of the same name.
     let to_before: Vec<Option<u32>> = a.iter().map(|(_, n)| b.id_of(n.name()).map(NodeId::as_u32)).collect();
@@ -531,7 +436,11 @@ pub(crate) fn sampled_moves<K: AsRef<[u8]>>(
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] for an empty sample.
-pub fn plan_sampled(before: &dyn Router, after: &dyn Router, keys: &[&[u8]]) -> Result<MigrationPlan> {
+pub fn plan_sampled<A, B>(before: &A, after: &B, keys: &[&[u8]]) -> Result<MigrationPlan>
+where
+    A: Router + ?Sized,
+    B: Router + ?Sized,
+{
     if keys.is_empty() {
         return Err(Error::InvalidParameter { name: "keys", reason: "the sample is empty".into() });
     }
@@ -546,57 +455,46 @@ pub fn default_sample(count: usize) -> Vec<Vec<u8>> {
     (0..count).map(|i| format!("key:{i}").into_bytes()).collect()
 }
 
-/// The best plan available: exact for two rings with the same hasher, two Ketama continuums, or
-/// two slot layouts; otherwise estimated from
-/// [`DEFAULT_SAMPLE`] keys of [`default_sample`].
-///
-/// Trait objects (`&dyn Router`, `Box<dyn Router>`) are downcast to their concrete router (see
-/// [`Inspect`]), so they get the exact plan too where one exists.
+/// The best plan available: exact ([`plan_arcs`]) for two routers with [`Router::arcs`] that
+/// place keys alike (two rings with the same hasher, two Ketama continuums with the same key
+/// hash, two token rings, two slot layouts); otherwise estimated from [`DEFAULT_SAMPLE`] keys
+/// of [`default_sample`]. Works the same through `&dyn Router` and
+/// [`AnyRouter`](crate::AnyRouter).
 ///
 /// # Errors
 /// None in practice for valid routers; the signature leaves room for methods that can fail.
 pub fn plan<A, B>(before: &A, after: &B) -> Result<MigrationPlan>
 where
-    A: Inspect + ?Sized,
-    B: Inspect + ?Sized,
+    A: Router + ?Sized,
+    B: Router + ?Sized,
 {
-    match (before.view(), after.view()) {
-        (View::Ring(a), View::Ring(b)) if a.hasher() == b.hasher() => return plan_rings(a, b),
-        (View::Ketama(a), View::Ketama(b)) if same_key_hash(a, b) => return plan_ketama(a, b),
-        (View::Slots(a), View::Slots(b)) => return plan_slots(a, b),
-        _ => {}
+    if let (Some(a), Some(b)) = (before.arcs(), after.arcs()) {
+        if a.places_keys_like(&b) {
+            return plan_arcs((&a, before.nodes(), before.algorithm()), (&b, after.nodes(), after.algorithm()));
+        }
     }
     let sample = default_sample(DEFAULT_SAMPLE);
     let keys: Vec<&[u8]> = sample.iter().map(Vec::as_slice).collect();
-    plan_sampled(as_dyn(before), as_dyn(after), &keys)
-}
-
-/// Whether two continuums put every key at the same 32-bit position: the same key hasher, and
-/// twemproxy's rule for the empty key (hashed to 0, not MD5'd) on both sides or on neither.
-fn same_key_hash(a: &Ketama, b: &Ketama) -> bool {
-    let twemproxy = |k: &Ketama| k.variant() == KetamaVariant::Twemproxy;
-    a.key_hasher() == b.key_hasher() && twemproxy(a) == twemproxy(b)
-}
-
-fn as_dyn<R: Inspect + ?Sized>(r: &R) -> &dyn Router {
-    match r.view() {
-        View::Ring(x) => x,
-        View::Modulo(x) => x,
-        View::Jump(x) => x,
-        View::Ketama(x) => x,
-        View::Slots(x) => x,
-        View::Opaque(x) => x,
-    }
+    plan_sampled(before, after, &keys)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Node;
+    use crate::arcs::Placement;
+    use crate::{KeyHasher, Node, Ring};
 
-    /// A hand-built point set over the 32-bit circle.
     fn set(names: &[&str]) -> NodeSet {
         NodeSet::from_names(names).unwrap()
+    }
+
+    /// Hand-built arcs over `space` for the plan tests.
+    fn arcs(space: KeySpace, points: &[u64], owners: &[u32]) -> Arcs<'static> {
+        Arcs::new(space, points.to_vec(), owners.to_vec(), Placement::hashed(KeyHasher::Md5)).unwrap()
+    }
+
+    fn plan_of(before: (&Arcs<'_>, &NodeSet), after: (&Arcs<'_>, &NodeSet)) -> MigrationPlan {
+        plan_arcs((before.0, before.1, Algorithm::Ring), (after.0, after.1, Algorithm::Ring)).unwrap()
     }
 
     #[test]
@@ -604,11 +502,10 @@ mod tests {
         let nodes_b = set(&["a", "b"]);
         let nodes_a = set(&["a", "b", "c"]);
         // before: a owns (300, MAX] ∪ [0, 100], b owns (100, 300].
-        let before = PointSet { points: &[100u32, 300], owners: &[0, 1], nodes: &nodes_b, algorithm: "t" };
+        let before = arcs(KeySpace::Hash32, &[100, 300], &[0, 1]);
         // after: c takes (100, 200] from b and (300, 400] from a.
-        let after =
-            PointSet { points: &[100u32, 200, 300, 400], owners: &[0, 2, 1, 2], nodes: &nodes_a, algorithm: "t" };
-        let plan = plan_points(before, after, KeySpace::Hash32).unwrap();
+        let after = arcs(KeySpace::Hash32, &[100, 200, 300, 400], &[0, 2, 1, 2]);
+        let plan = plan_of((&before, &nodes_b), (&after, &nodes_a));
         let moves: Vec<_> = plan.moves().map(|m| (m.start, m.end, m.from, m.to)).collect();
         assert_eq!(moves, [(101, 200, "b", "c"), (301, 400, "a", "c")]);
         assert_eq!(plan.moved_units(), 200);
@@ -621,16 +518,16 @@ mod tests {
     fn wrap_and_coalesce() {
         let n = set(&["a", "b"]);
         // before: all to a. after: b owns the wrap arc (MAX-9, MAX] ∪ [0, 10].
-        let before = PointSet { points: &[50u32], owners: &[0], nodes: &n, algorithm: "t" };
-        let after = PointSet { points: &[10u32, u32::MAX - 10], owners: &[1, 0], nodes: &n, algorithm: "t" };
-        let plan = plan_points(before, after, KeySpace::Hash32).unwrap();
+        let before = arcs(KeySpace::Hash32, &[50], &[0]);
+        let after = arcs(KeySpace::Hash32, &[10, u64::from(u32::MAX) - 10], &[1, 0]);
+        let plan = plan_of((&before, &n), (&after, &n));
         let moves: Vec<_> = plan.moves().map(|m| (m.start, m.end, m.from, m.to)).collect();
         assert_eq!(moves, [(0, 10, "a", "b"), (u64::from(u32::MAX) - 9, u64::from(u32::MAX), "a", "b")]);
         assert_eq!(plan.moved_units(), 21);
         // Coalescing: boundaries of the other set inside one moving arc do not split it.
-        let before = PointSet { points: &[10u32, 20, 30], owners: &[0, 0, 0], nodes: &n, algorithm: "t" };
-        let after = PointSet { points: &[30u32], owners: &[1], nodes: &n, algorithm: "t" };
-        let plan = plan_points(before, after, KeySpace::Hash32).unwrap();
+        let before = arcs(KeySpace::Hash32, &[10, 20, 30], &[0, 0, 0]);
+        let after = arcs(KeySpace::Hash32, &[30], &[1]);
+        let plan = plan_of((&before, &n), (&after, &n));
         assert_eq!(plan.moves().len(), 1);
         assert_eq!(plan.moved_fraction(), 1.0);
     }
@@ -638,9 +535,9 @@ mod tests {
     #[test]
     fn point_at_the_top_of_the_circle() {
         let n = set(&["a", "b"]);
-        let before = PointSet { points: &[u64::MAX], owners: &[0], nodes: &n, algorithm: "t" };
-        let after = PointSet { points: &[5u64, u64::MAX], owners: &[1, 0], nodes: &n, algorithm: "t" };
-        let plan = plan_points(before, after, KeySpace::Hash64).unwrap();
+        let before = arcs(KeySpace::Hash64, &[u64::MAX], &[0]);
+        let after = arcs(KeySpace::Hash64, &[5, u64::MAX], &[1, 0]);
+        let plan = plan_of((&before, &n), (&after, &n));
         assert_eq!(plan.moved_units(), 6);
         assert_eq!(plan.share("a").unwrap().before, 1.0);
         let total: f64 = plan.shares().iter().map(|s| s.after).sum();
@@ -650,7 +547,8 @@ mod tests {
     #[test]
     fn identical_rings_move_nothing() {
         let r = Ring::builder().vnodes(100).nodes(["a", "b", "c", "d"]).build().unwrap();
-        let plan = plan_rings(&r, &r.clone()).unwrap();
+        let plan = plan(&r, &r.clone()).unwrap();
+        assert!(plan.is_exact());
         assert_eq!(plan.moved_units(), 0);
         assert_eq!(plan.moves().len(), 0);
         let shares: u128 = plan.shares().iter().map(|s| (s.before * 1e9) as u128).sum();
@@ -660,8 +558,10 @@ mod tests {
     #[test]
     fn different_hashers_are_an_error_but_plan_samples() {
         let a = Ring::builder().nodes(["a", "b"]).build().unwrap();
-        let b = Ring::builder().hasher(crate::KeyHasher::Xxh64 { seed: 0 }).nodes(["a", "b"]).build().unwrap();
-        assert!(matches!(plan_rings(&a, &b), Err(Error::InvalidParameter { name: "hasher", .. })));
+        let b = Ring::builder().hasher(KeyHasher::Xxh64 { seed: 0 }).nodes(["a", "b"]).build().unwrap();
+        let (aa, ba) = (a.arcs().unwrap(), b.arcs().unwrap());
+        let err = plan_arcs((&aa, a.nodes(), a.algorithm()), (&ba, b.nodes(), b.algorithm())).unwrap_err();
+        assert!(matches!(err, Error::InvalidParameter { name: "arcs", .. }), "{err}");
         let p = plan(&a, &b).unwrap();
         assert!(!p.is_exact());
         assert!(p.moved_fraction() > 0.2);
@@ -672,7 +572,7 @@ mod tests {
     fn display_lists_ranges_and_shares() {
         let r = Ring::builder().vnodes(4).nodes(["a", "b"]).build().unwrap();
         let r2 = r.with_node(Node::new("c")).unwrap();
-        let plan = plan_rings(&r, &r2).unwrap();
+        let plan = plan(&r, &r2).unwrap();
         let text = plan.to_string();
         assert!(text.starts_with("migration ring -> ring (exact, 64-bit hash circle): "), "{text}");
         assert!(text.contains(" -> c\n"));

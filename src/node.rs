@@ -262,6 +262,22 @@ impl NodeSet {
         self.id_of(name).ok_or_else(|| Error::UnknownNode { name: name.to_owned() })
     }
 
+    /// Node ids sorted by name (byte order): the order in which the order-independent
+    /// routers break ties and fingerprints list names. O(N log N).
+    pub fn ids_by_name(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..self.len() as u32).collect();
+        self.sort_by_name(&mut ids);
+        ids
+    }
+
+    /// Sorts `ids` (indices of this set) by their nodes' names.
+    ///
+    /// # Panics
+    /// If an id is not an index of this set.
+    pub fn sort_by_name(&self, ids: &mut [u32]) {
+        ids.sort_unstable_by(|&a, &b| self.name(NodeId::from_index(a)).cmp(self.name(NodeId::from_index(b))));
+    }
+
     /// Ids and nodes in id order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (NodeId, &Node)> + '_ {
         self.nodes.iter().enumerate().map(|(i, n)| (NodeId(i as u32), n))

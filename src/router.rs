@@ -1,9 +1,10 @@
 //! The [`Router`] trait: one interface for every algorithm.
 
-use std::any::Any;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
+use crate::arcs::Arcs;
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::node::{NodeId, NodeSet};
 
@@ -11,16 +12,17 @@ use crate::node::{NodeId, NodeSet};
 ///
 /// Routers are immutable values: a membership change builds a new router (see each type's
 /// `with_node` / `without_node`), so a router can be shared between threads freely and swapped
-/// atomically behind a shared handle. The trait is object-safe: the benchmark sweep and the CLI
-/// hold `Box<dyn Router>`.
+/// atomically behind a shared handle. The trait is object-safe (`&dyn Router` works); a
+/// configured router of any algorithm is an [`AnyRouter`](crate::AnyRouter), which implements it
+/// by `match`.
 ///
 /// Required: [`route`](Router::route), [`nodes`](Router::nodes),
 /// [`algorithm`](Router::algorithm), [`memory_bytes`](Router::memory_bytes). The others have
 /// defaults that routers override when they can do better (a batched kernel, a 64-bit hash
-/// entry point, a preference list).
-pub trait Router: Send + Sync + Any {
-    /// The algorithm's short name, as the CLI's `--algo` spells it (`ring`, `ketama`, `jump`, …).
-    fn algorithm(&self) -> &'static str;
+/// entry point, a preference list, their arcs, an exact fingerprint encoding).
+pub trait Router: Send + Sync {
+    /// The algorithm ([`Algorithm::name`] is how the CLI's `--algo` spells it).
+    fn algorithm(&self) -> Algorithm;
 
     /// The nodes this router routes to; [`NodeId`]s index into it.
     fn nodes(&self) -> &NodeSet;
@@ -49,7 +51,7 @@ pub trait Router: Send + Sync + Any {
     /// Redis slots' CRC16).
     fn route_hash(&self, hash: u64) -> Result<NodeId> {
         let _ = hash;
-        Err(Error::Unsupported { algorithm: self.algorithm(), operation: "routing a 64-bit hash" })
+        Err(Error::Unsupported { algorithm: self.algorithm().name(), operation: "routing a 64-bit hash" })
     }
 
     /// Visits `key`'s preference list: distinct nodes, best first, until `visit` breaks or every
@@ -60,7 +62,7 @@ pub trait Router: Send + Sync + Any {
     /// [`Error::Unsupported`] for routers without a preference list (Redis slots).
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         let _ = (key, visit);
-        Err(Error::Unsupported { algorithm: self.algorithm(), operation: "preference lists" })
+        Err(Error::Unsupported { algorithm: self.algorithm().name(), operation: "preference lists" })
     }
 
     /// Heap and inline bytes this router holds, node set included.
@@ -105,13 +107,30 @@ pub trait Router: Send + Sync + Any {
         debug_assert_eq!(out.len(), n, "a preference list must visit every node");
         Ok(out)
     }
+
+    /// How the router divides its key-position space, for routers that cut it into ranges
+    /// (ring, Ketama, token ring, Redis slots): what exact migration plans and exact loads are
+    /// computed from. `None` (the default) for the others. Cost: borrowed for rings and token
+    /// rings, O(points) for Ketama and slots.
+    fn arcs(&self) -> Option<Arcs<'_>> {
+        None
+    }
+
+    /// The canonical encoding of what determines this router's routes, which
+    /// [`fingerprint`](crate::fingerprint()) hashes: useful to diff two routers' definitions.
+    /// Exact (parameters, points, names) for the routers whose structure defines their routes,
+    /// otherwise (the default) the routes of a fixed probe set of keys and hashes; see
+    /// [`crate::fingerprint`] for the table.
+    fn canonical_bytes(&self) -> Vec<u8> {
+        crate::fingerprint::probe_encoding(self)
+    }
 }
 
 /// Forwards every method to the pointee, so `Box<dyn Router>` and `Arc<R>` are routers too.
 macro_rules! forward_router {
     ($($ptr:ident),*) => {$(
         impl<R: Router + ?Sized> Router for $ptr<R> {
-            fn algorithm(&self) -> &'static str {
+            fn algorithm(&self) -> Algorithm {
                 (**self).algorithm()
             }
             fn nodes(&self) -> &NodeSet {
@@ -135,6 +154,12 @@ macro_rules! forward_router {
             }
             fn replicas(&self, key: &[u8], n: usize) -> Result<Vec<NodeId>> {
                 (**self).replicas(key, n)
+            }
+            fn arcs(&self) -> Option<Arcs<'_>> {
+                (**self).arcs()
+            }
+            fn canonical_bytes(&self) -> Vec<u8> {
+                (**self).canonical_bytes()
             }
         }
     )*};

@@ -186,7 +186,8 @@ fn routes_are_frozen() {
 /// on each router (and the bucket-level functions on u64 keys in `jump-family-buckets.csv`).
 #[test]
 fn jump_family_routes_are_frozen() {
-    use hashroute::{BinomialHash, FlipHash, JumpBack, JumpBackAnchor, JumpBackGenerator, PowerCh};
+    use hashroute::jumpback::JumpBackGenerator;
+    use hashroute::{BinomialHash, FlipHash, JumpBack, JumpBackAnchor, PowerCh};
     let anchor = JumpBackAnchor::builder().node_set(cluster(10)).build().unwrap();
     let anchor_removed = anchor.without_node("10.0.0.3:6379").unwrap().without_node("10.0.0.7:6379").unwrap();
     let routers: Vec<(&str, Box<dyn Router>)> = vec![

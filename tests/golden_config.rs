@@ -17,9 +17,9 @@ use std::fmt::Write as _;
 mod frozen;
 use frozen::*;
 
-use hashroute::{canonical_bytes, Inspect};
+use hashroute::fingerprint::Fingerprint;
 use hashroute::{
-    fingerprint, Algorithm, Anchor, Failover, Fingerprint, Jump, Ketama, KetamaVariant, KeyHasher, Maglev, Memento,
+    fingerprint, Algorithm, Anchor, AnyRouter, Failover, Jump, Ketama, KetamaVariant, KeyHasher, Maglev, Memento,
     Modulo, MultiProbe, NodeSet, RedisSlots, Rendezvous, Ring, Router, RouterSpec,
 };
 
@@ -54,9 +54,9 @@ struct Row {
 
 /// The fingerprint of `router` as its concrete type and as `&dyn Router` (a `Box<dyn Router>`
 /// dereferenced: the downcast path for known types, the probe encoding otherwise).
-fn row<R: Inspect + 'static>(name: impl Into<String>, router: R) -> Row {
+fn row<R: Router + 'static>(name: impl Into<String>, router: R) -> Row {
     let concrete = fingerprint(&router);
-    let concrete_len = canonical_bytes(&router).len();
+    let concrete_len = router.canonical_bytes().len();
     let boxed: Box<dyn Router> = Box::new(router);
     let as_dyn: &dyn Router = &*boxed;
     Row {
@@ -64,37 +64,23 @@ fn row<R: Inspect + 'static>(name: impl Into<String>, router: R) -> Row {
         concrete,
         concrete_len,
         dyn_fp: fingerprint(as_dyn),
-        dyn_len: canonical_bytes(as_dyn).len(),
+        dyn_len: as_dyn.canonical_bytes().len(),
     }
 }
 
-/// A row for a router built by [`RouterSpec::build`]: "concrete" is the downcast to the type the
-/// algorithm builds.
-fn spec_row(name: String, algo: Algorithm, boxed: &dyn Router) -> Row {
-    fn exact<R: Inspect + 'static>(boxed: &dyn Router) -> (Fingerprint, usize) {
-        let r =
-            (boxed as &dyn std::any::Any).downcast_ref::<R>().expect("RouterSpec::build builds the algorithm's type");
-        (fingerprint(r), canonical_bytes(r).len())
+/// A row for a router built by [`RouterSpec::build`]: "concrete" is the router inside the
+/// [`AnyRouter`] variant of its algorithm, "dyn" the same router through `&dyn Router`.
+fn spec_row(name: String, algo: Algorithm, built: &AnyRouter) -> Row {
+    assert_eq!(built.algorithm(), algo, "RouterSpec::build builds the algorithm's type");
+    let concrete: &dyn Router = &**built;
+    let as_dyn: &dyn Router = built;
+    Row {
+        name,
+        concrete: fingerprint(concrete),
+        concrete_len: concrete.canonical_bytes().len(),
+        dyn_fp: fingerprint(as_dyn),
+        dyn_len: as_dyn.canonical_bytes().len(),
     }
-    let (concrete, concrete_len) = match algo {
-        Algorithm::Modulo => exact::<Modulo>(boxed),
-        Algorithm::Ring => exact::<Ring>(boxed),
-        Algorithm::Ketama => exact::<Ketama>(boxed),
-        Algorithm::Jump => exact::<Jump>(boxed),
-        Algorithm::Rendezvous => exact::<Rendezvous>(boxed),
-        Algorithm::Slots => exact::<RedisSlots>(boxed),
-        Algorithm::Maglev => exact::<Maglev>(boxed),
-        Algorithm::MultiProbe => exact::<MultiProbe>(boxed),
-        Algorithm::Memento => exact::<Memento>(boxed),
-        Algorithm::Anchor => exact::<Anchor>(boxed),
-        Algorithm::JumpBack => exact::<hashroute::JumpBack>(boxed),
-        Algorithm::FlipHash => exact::<hashroute::FlipHash>(boxed),
-        Algorithm::Power => exact::<hashroute::PowerCh>(boxed),
-        Algorithm::Binomial => exact::<hashroute::BinomialHash>(boxed),
-        Algorithm::JumpBackAnchor => exact::<hashroute::JumpBackAnchor>(boxed),
-        other => panic!("new algorithm {other}: add it here and regenerate the fingerprints"),
-    };
-    Row { name, concrete, concrete_len, dyn_fp: fingerprint(boxed), dyn_len: canonical_bytes(boxed).len() }
 }
 
 fn ring(v: u64, h: KeyHasher, set: NodeSet) -> Ring {
@@ -195,7 +181,7 @@ fn fingerprint_rows() -> Vec<Row> {
     // Every algorithm through RouterSpec::build with its defaults on cluster(10).
     for algo in frozen_v1() {
         let built = RouterSpec::new(algo).build(cluster(10)).unwrap();
-        rows.push(spec_row(format!("spec-{algo}-default-n10"), algo, &*built));
+        rows.push(spec_row(format!("spec-{algo}-default-n10"), algo, &built));
     }
     // Failover with one node marked down: over concrete routers, and over every algorithm built
     // by RouterSpec::build (Redis slots have no preference list, so no failover).
@@ -239,18 +225,19 @@ fn jump_family_rows() -> Vec<Row> {
     let mut rows = Vec::new();
     for algo in JUMP_FAMILY {
         let built = RouterSpec::new(algo).build(cluster(10)).unwrap();
-        rows.push(spec_row(format!("spec-{algo}-default-n10"), algo, &*built));
+        rows.push(spec_row(format!("spec-{algo}-default-n10"), algo, &built));
         let built = RouterSpec::new(algo).build(cluster(10)).unwrap();
         rows.push(row(format!("failover-spec-{algo}-default-n10-down3"), down(Failover::new(built).unwrap())));
     }
-    let xorshift = RouterSpec::new(Algorithm::JumpBack).with_generator(hashroute::JumpBackGenerator::XorshiftL7R9);
+    let xorshift =
+        RouterSpec::new(Algorithm::JumpBack).with_generator(hashroute::jumpback::JumpBackGenerator::XorshiftL7R9);
     rows.push(spec_row(
         "spec-jumpback-xorshift-l7r9-n10".into(),
         Algorithm::JumpBack,
-        &*xorshift.build(cluster(10)).unwrap(),
+        &xorshift.build(cluster(10)).unwrap(),
     ));
     let binomial = RouterSpec::new(Algorithm::Binomial).with_hasher(KeyHasher::Xxh32 { seed: 0 });
-    rows.push(spec_row("spec-binomial-xxh32-n10".into(), Algorithm::Binomial, &*binomial.build(cluster(10)).unwrap()));
+    rows.push(spec_row("spec-binomial-xxh32-n10".into(), Algorithm::Binomial, &binomial.build(cluster(10)).unwrap()));
     let anchor = hashroute::JumpBackAnchor::builder().node_set(cluster(10)).build().unwrap();
     let anchor = anchor.without_node("10.0.0.3:6379").unwrap().without_node("10.0.0.7:6379").unwrap();
     rows.push(row("jumpback-anchor-n10-removed-3-7", anchor));
@@ -441,7 +428,9 @@ mod config {
                 ClusterConfig::new(RouterSpec::new(algo).with_hasher(h), labelled(6)),
             ));
         }
-        for g in [hashroute::JumpBackGenerator::SplitMix64, hashroute::JumpBackGenerator::XorshiftL7R9] {
+        for g in
+            [hashroute::jumpback::JumpBackGenerator::SplitMix64, hashroute::jumpback::JumpBackGenerator::XorshiftL7R9]
+        {
             let spec = RouterSpec::new(Algorithm::JumpBack).with_generator(g);
             out.push((format!("jumpback-generator-{}", g.name()), ClusterConfig::new(spec, plain(5))));
         }
@@ -523,7 +512,7 @@ mod config {
             assert_eq!(serialize(&loaded).unwrap().trim_end(), body.trim_end(), "{format} {name}: re-serialized");
             let direct = config.build().unwrap();
             let rebuilt = loaded.build().unwrap();
-            assert_eq!(rebuilt.algorithm(), config.spec.algorithm.name(), "{format} {name}");
+            assert_eq!(rebuilt.algorithm(), config.spec.algorithm, "{format} {name}");
             for key in &keys {
                 assert_eq!(
                     rebuilt.node_name(rebuilt.route(key)),

@@ -5,7 +5,7 @@
 //! `HASHROUTE_FORCE_PORTABLE=1 cargo test --test kernels`.
 
 use hashroute::internals::{self as search, jump_bucket_batch_with, Eytzinger, Isa, Radix, Tree, LEAF, NODE};
-use hashroute::Layout;
+use hashroute::ring::Layout;
 use hashroute::{jump, NodeId, Ring, Router};
 use proptest::prelude::*;
 
@@ -354,7 +354,7 @@ fn jumpback_keys() -> Vec<u64> {
 
 fn check_jumpback(keys: &[u64], b: u32, lens: &[usize]) {
     use hashroute::internals::jumpback_bucket_batch_with;
-    use hashroute::jumpback::{self, Generator};
+    use hashroute::jumpback::{self, JumpBackGenerator as Generator};
     for g in [Generator::SplitMix64, Generator::XorshiftL7R9] {
         let want: Vec<u32> = keys.iter().map(|&k| jumpback::try_bucket_with(k, b, g).unwrap()).collect();
         let mut out = vec![0u32; keys.len()];

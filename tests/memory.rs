@@ -11,7 +11,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use hashroute::Layout as RingLayout;
+use hashroute::ring::Layout as RingLayout;
 use hashroute::{Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeSet, RedisSlots, Rendezvous, Ring, Router};
 
 struct Counting;

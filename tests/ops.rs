@@ -1,17 +1,23 @@
 //! Operating a cluster: live swaps under concurrent readers, migration plans against sampling,
 //! topology placement over several routers, frozen fingerprints.
 
-use hashroute::canonical_bytes;
-use hashroute::internals::{plan_ketama, plan_rings, plan_slots};
 use hashroute::migration::{plan, plan_sampled, sampled_fraction, KeySpace};
+use hashroute::placement::replicas_with_policy;
+use hashroute::placement::PlacementPolicy;
 use hashroute::{
-    fingerprint, replicas_with_policy, Error, Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeSet,
-    PlacementPolicy, RedisSlots, Ring, Router,
+    fingerprint, Error, Jump, Ketama, KetamaVariant, KeyHasher, Modulo, Node, NodeSet, RedisSlots, Ring, Router,
 };
 use proptest::prelude::*;
 
 fn keys(n: usize) -> Vec<Vec<u8>> {
     (0..n).map(|i| format!("user:{i}").into_bytes()).collect()
+}
+
+/// The plan between two routers that must be exact (both with arcs placing keys alike).
+fn exact_plan(before: &dyn Router, after: &dyn Router) -> Result<hashroute::MigrationPlan, Error> {
+    let p = plan(before, after)?;
+    assert!(p.is_exact(), "{} -> {}: expected an exact plan", before.algorithm(), after.algorithm());
+    Ok(p)
 }
 
 fn refs(keys: &[Vec<u8>]) -> Vec<&[u8]> {
@@ -90,14 +96,14 @@ fn names(n: usize) -> Vec<String> {
 fn adding_a_node_moves_ranges_only_to_it() {
     let before = ring(&names(10), 100);
     let after = before.with_node(Node::new("cache-new")).unwrap();
-    let p = plan_rings(&before, &after).unwrap();
+    let p = exact_plan(&before, &after).unwrap();
     assert!(p.moves().len() > 0);
     assert!(p.moves().all(|m| m.to == "cache-new"));
     // About 1/11 of keys move; exact value from arc lengths.
     assert!((p.moved_fraction() - 1.0 / 11.0).abs() < 0.03, "{}", p.moved_fraction());
     assert!((p.share("cache-new").unwrap().moved_in - p.moved_fraction()).abs() < 1e-12);
     // Removing it again is the exact inverse.
-    let back = plan_rings(&after, &before).unwrap();
+    let back = exact_plan(&after, &before).unwrap();
     assert!(back.moves().all(|m| m.from == "cache-new"));
     assert_eq!(back.moved_units(), p.moved_units());
 }
@@ -106,7 +112,7 @@ fn adding_a_node_moves_ranges_only_to_it() {
 fn exact_fraction_matches_sampled_fraction() {
     let before = ring(&names(20), 50);
     let after = before.without_node("cache-3").unwrap().with_weight("cache-7", 3.0).unwrap();
-    let p = plan_rings(&before, &after).unwrap();
+    let p = exact_plan(&before, &after).unwrap();
     let sample = keys(200_000);
     let sampled = sampled_fraction(&before, &after, &refs(&sample));
     let f = p.moved_fraction();
@@ -163,7 +169,7 @@ proptest! {
             1 if n > 1 => before.without_node("cache-0").unwrap(),
             _ => before.with_weight("cache-0", 2.5).unwrap(),
         };
-        let p = plan_rings(&before, &after).unwrap();
+        let p = exact_plan(&before, &after).unwrap();
         let moves: Vec<_> = p.moves().collect();
         // Probe the range edges too (adversarial inputs).
         let mut probes = hashes.clone();
@@ -205,7 +211,7 @@ proptest! {
         } else {
             Ketama::builder().node_set(before.nodes().clone()).variant(KetamaVariant::ALL[other]).build().unwrap()
         };
-        let p = plan_ketama(&before, &after).unwrap();
+        let p = exact_plan(&before, &after).unwrap();
         prop_assert_eq!(p.space(), KeySpace::Hash32);
         let moves: Vec<_> = p.moves().collect();
         let mut probes = hashes.clone();
@@ -240,13 +246,13 @@ fn ketama_and_slots_dispatch_exactly() {
 
     let s1 = RedisSlots::builder().node_set(set).build().unwrap();
     let s2 = s1.move_slots(100..=199, "c:11211").unwrap();
-    let p = plan_slots(&s1, &s2).unwrap();
+    let p = exact_plan(&s1, &s2).unwrap();
     let moves: Vec<_> = p.moves().map(|m| (m.start, m.end, m.from, m.to)).collect();
     assert_eq!(moves, [(100, 199, "a:11211", "c:11211")]);
     assert_eq!(p.moved_units(), 100);
     assert_eq!(plan(&s1, &s2).unwrap().moved_units(), 100);
     assert!(p.to_string().contains("100..=199 a:11211 -> c:11211"));
-    assert_eq!(plan_slots(&s1, &s1).unwrap().moved_units(), 0);
+    assert_eq!(exact_plan(&s1, &s1).unwrap().moved_units(), 0);
 }
 
 // ---------------------------------------------------------------- placement
@@ -347,7 +353,7 @@ const GOLDEN_KS: [&str; 2] = ["2fdb7608c4774b2a718beb5e29d09cf8", "ea5fafb167b04
 #[test]
 fn fingerprint_encoding_starts_with_version_and_algorithm() {
     let r = Ring::builder().vnodes(1).nodes(["a"]).build().unwrap();
-    let bytes = canonical_bytes(&r);
+    let bytes = r.canonical_bytes();
     assert_eq!(&bytes[8..32], b"hashroute.fingerprint.v1");
     assert_eq!(&bytes[40..44], b"ring");
 }
@@ -392,7 +398,7 @@ fn regression_migration_fuzz_oaat_key_position() {
     let before = Ketama::builder().node_set(one).variant(KetamaVariant::LibmemcachedOaat).build().unwrap();
     let after = before.with_node(Node::new("\u{8}=&")).unwrap();
     let key: &[u8] = &[107, 50];
-    let p = plan_ketama(&before, &after).unwrap();
+    let p = exact_plan(&before, &after).unwrap();
     let at = |h: u32| p.moves().find(|m| m.start <= u64::from(h) && u64::from(h) <= m.end);
     // The fuzz target's reading: the key's MD5 position lies in a range that moves to the new
     // node, although the routers keep the key where it was.

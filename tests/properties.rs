@@ -47,7 +47,7 @@ fn jumpback(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
     Ok(Box::new(hashroute::JumpBack::builder().node_set(set.clone()).build()?))
 }
 fn jumpback_xorshift(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
-    let g = hashroute::JumpBackGenerator::XorshiftL7R9;
+    let g = hashroute::jumpback::JumpBackGenerator::XorshiftL7R9;
     Ok(Box::new(hashroute::JumpBack::builder().generator(g).node_set(set.clone()).build()?))
 }
 fn fliphash(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
@@ -274,12 +274,14 @@ const BUCKET_FNS: &[(&str, BucketFn)] = &[
     ("jump", hashroute::jump::bucket),
     ("jumpback", hashroute::jumpback::bucket),
     ("jumpback-xorshift", |k, n| {
-        hashroute::jumpback::try_bucket_with(k, n, hashroute::JumpBackGenerator::XorshiftL7R9).unwrap()
+        hashroute::jumpback::try_bucket_with(k, n, hashroute::jumpback::JumpBackGenerator::XorshiftL7R9).unwrap()
     }),
     ("fliphash", hashroute::fliphash::bucket),
     ("power", hashroute::power_ch::bucket),
     ("binomial", hashroute::binomial::bucket),
-    ("jumpback-anchor", |k, n| hashroute::JumpBackAnchorBucketSet::with_buckets(n).unwrap().bucket(k).unwrap()),
+    ("jumpback-anchor", |k, n| {
+        hashroute::jumpback::JumpBackAnchorBucketSet::with_buckets(n).unwrap().bucket(k).unwrap()
+    }),
 ];
 
 /// Adversarial bucket counts: powers of two and their neighbours, the u32 edges.
@@ -318,7 +320,7 @@ proptest! {
     #[test]
     fn jumpback_anchor_removal_and_restore(n in 2u32..200, picks in proptest::collection::vec(any::<u32>(), 1..40), seed: u64) {
         let ks: Vec<u64> = (0..300u64).map(|i| seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
-        let mut set = hashroute::JumpBackAnchorBucketSet::with_buckets(n).unwrap();
+        let mut set = hashroute::jumpback::JumpBackAnchorBucketSet::with_buckets(n).unwrap();
         let mut history = vec![(set.clone(), ks.iter().map(|&k| set.bucket(k).unwrap()).collect::<Vec<_>>())];
         for p in picks {
             let working = set.working_buckets();
@@ -334,7 +336,7 @@ proptest! {
                 prop_assert!(now != victim && set.is_working(now));
                 prop_assert!(was == victim || was == now, "{was} -> {now} though {victim} left");
             }
-            let restored = hashroute::JumpBackAnchorBucketSet::from_state(&set.state()).unwrap();
+            let restored = hashroute::jumpback::JumpBackAnchorBucketSet::from_state(&set.state()).unwrap();
             prop_assert_eq!(&restored, &set);
             history.push((set.clone(), after));
         }
@@ -369,7 +371,7 @@ proptest! {
 
 #[test]
 fn jumpback_anchor_state_rejects_bad_bytes() {
-    use hashroute::JumpBackAnchorBucketSet as S;
+    use hashroute::jumpback::JumpBackAnchorBucketSet as S;
     for bad in [&b""[..], &[1, 0, 0], &[2, 0, 0, 0, 5, 0, 0, 0], &[3, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0], &[0xff; 4]] {
         assert!(matches!(S::from_state(bad), Err(hashroute::Error::Malformed(_))), "{bad:?}");
     }
@@ -389,7 +391,7 @@ fn jump_family_balance_within_sampling_noise() {
     let n = 100u32;
     let keys = 200_000u64;
     let sigma = (keys as f64 * (1.0 / 100.0) * (99.0 / 100.0)).sqrt();
-    let mut anchor_removed = hashroute::JumpBackAnchorBucketSet::with_buckets(110).unwrap();
+    let mut anchor_removed = hashroute::jumpback::JumpBackAnchorBucketSet::with_buckets(110).unwrap();
     for id in [3, 17, 29, 41, 55, 62, 70, 88, 95, 104] {
         assert!(anchor_removed.remove_bucket(id));
     }

@@ -339,7 +339,7 @@ fn grid_row(row: &HashMap<String, String>) -> (u64, u32, u32) {
 
 #[test]
 fn jumpback_hash() {
-    use hashroute::jumpback::{self, Generator};
+    use hashroute::jumpback::{self, JumpBackGenerator as Generator};
     let Some(rows) = read_csv("jumpback_hash.csv") else { return };
     let mut checked = 0;
     for row in &rows {
@@ -446,7 +446,7 @@ fn binomial_hash_xxh32_strings() {
 
 #[test]
 fn jumpback_anchor_scenarios() {
-    use hashroute::JumpBackAnchorBucketSet;
+    use hashroute::jumpback::JumpBackAnchorBucketSet;
     let Some(dir) = common::vectors_dir() else { return };
     let text = std::fs::read_to_string(dir.join("jumpback_anchor.json")).unwrap();
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hashroute::analysis::closed_form::ring_tail;
-use hashroute::analysis::Request;
+use hashroute_analysis::closed_form::ring_tail;
+use hashroute_analysis::Request;
 
 /// The balance target drawn on the plot (the second default target, 1.10).
 const DEFAULT_MAX_LOAD: f64 = Request::DEFAULT_TARGETS[1];
-use hashroute::analysis::sweep::{BalanceCell, RING_VNODES};
+use hashroute_analysis::sweep::{BalanceCell, RING_VNODES};
 
 use crate::report::{criterion_estimates, line_chart, Axes, Series};
 use crate::Context;

@@ -1,5 +1,5 @@
 //! The recommendation `cargo bench` ends with (and REPORT.md quotes): the library's
-//! `hashroute::analysis::recommend`, the same code as `hashroute recommend`, for the user's own
+//! `hashroute_analysis::recommend`, the same code as `hashroute recommend`, for the user's own
 //! node list (`HASHROUTE_NODES=FILE`) or for representative node counts, with the constraints
 //! given in the environment:
 //!
@@ -17,8 +17,8 @@
 
 use std::fmt::Write as _;
 
-use hashroute::analysis::{recommend, Recommendation, Request, Requirement};
 use hashroute::NodeSet;
+use hashroute_analysis::{recommend, Recommendation, Request, Requirement};
 
 use crate::config::Run;
 use crate::report::common::Mode;

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use hashroute::analysis::sweep::{candidates, BalanceCell, MovementCell};
+use hashroute_analysis::sweep::{candidates, BalanceCell, MovementCell};
 
 use crate::claims::fmt_pct;
 use crate::config::Run;

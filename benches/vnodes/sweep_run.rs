@@ -4,12 +4,12 @@
 
 use std::time::Instant;
 
-use hashroute::analysis::cache::CacheTimeline;
-use hashroute::analysis::sweep::{
+use hashroute::NodeSet;
+use hashroute_analysis::cache::CacheTimeline;
+use hashroute_analysis::sweep::{
     balance_cell, candidates, cluster_names, lookup_ns, movement_cell, resizes, ring_candidate, sample_keys,
     throughput, BalanceCell, Candidate, MovementCell, Resize,
 };
-use hashroute::NodeSet;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::{Run, CACHE_SET, MOVEMENT_VNODES, THROUGHPUT_SET, TIMING_REPEATS};

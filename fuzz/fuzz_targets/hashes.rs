@@ -10,7 +10,7 @@ use arbitrary::Arbitrary;
 use hashroute::internals::{
     crc16_xmodem, jumpback_bucket_batch_with, md5_batch_with, md5_words, murmur3_x64_128, murmur3_x86_32, Isa,
 };
-use hashroute::jumpback::Generator;
+use hashroute::jumpback::JumpBackGenerator as Generator;
 use libfuzzer_sys::fuzz_target;
 use md5::{Digest, Md5};
 

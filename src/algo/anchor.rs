@@ -13,11 +13,13 @@
 use std::ops::ControlFlow;
 
 use crate::algo::bucket_preference;
-use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::algo::builder::Configure;
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::mix::mix64;
 use crate::node::{Node, NodeId, NodeSet, MAX_NODES};
+use crate::router::Router;
 use crate::Builder;
 
 const NONE: u32 = u32::MAX;
@@ -56,7 +58,43 @@ pub struct Anchor {
     owner: Vec<u32>,
 }
 
-hashed_router_basics!(Anchor);
+impl Anchor {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<Anchor> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<Anchor>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Anchor::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<Anchor>`].
+#[derive(Clone, Debug, Default)]
+pub struct AnchorOptions {
+    pub(crate) hasher: KeyHasher,
+    pub(crate) capacity: Option<u32>,
+}
+
+impl Configure for Anchor {
+    type Options = AnchorOptions;
+}
+
+impl Builder<Anchor> {
+    /// The key hasher; default xxh3 with seed 0.
+    pub fn hasher(mut self, hasher: KeyHasher) -> Builder<Anchor> {
+        self.options.hasher = hasher;
+        self
+    }
+}
 
 impl Builder<Anchor> {
     /// Room for `capacity` buckets in total (default: twice the node count). Lookups cost
@@ -75,7 +113,7 @@ impl Builder<Anchor> {
     pub fn build(mut self) -> Result<Anchor> {
         let nodes = self.take_nodes()?;
         let capacity = self.options.capacity.unwrap_or_else(|| Anchor::default_capacity(nodes.len()));
-        Anchor::new(nodes, self.hasher, capacity)
+        Anchor::new(nodes, self.options.hasher, capacity)
     }
 }
 
@@ -207,14 +245,35 @@ impl Anchor {
     }
 }
 
-router_plumbing!(Anchor, "anchor" {
+impl Router for Anchor {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Anchor
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.owner(self.hasher.hash(key))
+    }
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        Ok(self.owner(hash))
+    }
+    /// Hashes the keys a chunk at a time through
+    /// [`KeyHasher::hash_batch`](crate::KeyHasher::hash_batch), then looks each hash up.
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        crate::algo::route_batch_by_hash(&self.hasher, keys, out, |h| self.owner(h));
+    }
     /// The route, then routes of `mix64(h + i)` for i = 1..=4N (skipping repeats), then the rest
     /// in bucket order. Frozen: it decides where failover sends a down node's keys.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         bucket_preference(self.hasher.hash(key), &self.owner, self.nodes.len(), |h| self.owner(h), visit);
         Ok(())
     }
-});
+}
 
 #[cfg(test)]
 mod tests {

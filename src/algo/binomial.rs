@@ -80,20 +80,26 @@ pub fn try_bucket(hash: u64, buckets: u32) -> Result<u32> {
     }
 }
 
-crate::algo::last_bucket::last_bucket_router! {
-    /// BinomialHash over named nodes: hash the key bytes with the configured hasher, then
-    /// [`bucket`]. With `KeyHasher::Xxh32 { seed: 0 }` the routes equal SUPSI's
-    /// `BinomialEngine` with its default hash function on the same (UTF-8) key bytes.
-    ///
-    /// Node `i` is bucket `i`: append nodes at the end (and remove from the end) to move the
-    /// minimum. Weights must all be 1. Cost: one key hash plus at most five candidate draws;
-    /// no memory beyond the node set.
-    BinomialHash, "binomial",
-    fields {},
-    bucket |_s, h, n| bucket_unchecked(h, n),
-    batch |_s, keys, n, out| {
-        for (o, &k) in out.iter_mut().zip(keys) {
-            *o = bucket_unchecked(k, n);
-        }
-    },
+/// BinomialHash's bucket function, the kernel of [`BinomialHash`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct BinomialBucket;
+
+impl crate::algo::bucketed::sealed::Sealed for BinomialBucket {}
+
+impl crate::algo::bucketed::BucketFn for BinomialBucket {
+    const ALGORITHM: crate::Algorithm = crate::Algorithm::Binomial;
+
+    #[inline]
+    fn bucket(&self, hash: u64, n: u32) -> u32 {
+        bucket_unchecked(hash, n)
+    }
 }
+
+/// BinomialHash over named nodes: hash the key bytes with the configured hasher, then
+/// [`bucket`]. With `KeyHasher::Xxh32 { seed: 0 }` the routes equal SUPSI's
+/// `BinomialEngine` with its default hash function on the same (UTF-8) key bytes.
+///
+/// Node `i` is bucket `i`: append nodes at the end (and remove from the end) to move the
+/// minimum. Weights must all be 1. Cost: one key hash plus at most five candidate draws;
+/// no memory beyond the node set. See [`Bucketed`](crate::algo::bucketed::Bucketed) for the methods.
+pub type BinomialHash = crate::algo::bucketed::Bucketed<BinomialBucket>;

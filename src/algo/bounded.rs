@@ -224,8 +224,8 @@ mod tests {
     fn rejects_router_without_preference() {
         struct NoPref(crate::node::NodeSet);
         impl Router for NoPref {
-            fn algorithm(&self) -> &'static str {
-                "nopref"
+            fn algorithm(&self) -> crate::Algorithm {
+                crate::Algorithm::Ring
             }
             fn nodes(&self) -> &crate::node::NodeSet {
                 &self.0

@@ -24,11 +24,13 @@
 
 use std::ops::ControlFlow;
 
-use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::algo::builder::Configure;
 use crate::circle::{Circle, MAX_POINTS};
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::{Node, NodeId, NodeSet};
+use crate::router::Router;
 use crate::Builder;
 
 /// Envoy's default `minimum_ring_size`.
@@ -66,40 +68,77 @@ pub struct EnvoyRing {
     circle: Circle<u64>,
 }
 
-hashed_router_basics!(EnvoyRing);
+impl EnvoyRing {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<EnvoyRing> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<EnvoyRing>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        EnvoyRing::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<EnvoyRing>`].
+#[derive(Clone, Debug, Default)]
+pub struct EnvoyRingOptions {
+    pub(crate) hasher: Option<KeyHasher>,
+    pub(crate) min_ring_size: Option<u64>,
+    pub(crate) max_ring_size: Option<u64>,
+}
+
+impl Configure for EnvoyRing {
+    type Options = EnvoyRingOptions;
+}
+
+impl Builder<EnvoyRing> {
+    /// The key hasher; default xxh64 with seed 0 (Envoy's `XX_HASH`).
+    pub fn hasher(mut self, hasher: KeyHasher) -> Builder<EnvoyRing> {
+        self.options.hasher = Some(hasher);
+        self
+    }
+}
 
 impl Builder<EnvoyRing> {
     /// `minimum_ring_size` (default 1024).
     pub fn min_ring_size(mut self, n: u64) -> Builder<EnvoyRing> {
-        self.options.ring_size.0 = Some(n);
+        self.options.min_ring_size = Some(n);
         self
     }
 
     /// `maximum_ring_size` (default 8388608).
     pub fn max_ring_size(mut self, n: u64) -> Builder<EnvoyRing> {
-        self.options.ring_size.1 = Some(n);
+        self.options.max_ring_size = Some(n);
         self
     }
 
-    /// Builds the ring. The hasher (`hasher(..)`) is the *entry* hash: XXH64 seed 0 (default,
-    /// also when left at the builder's xxh3 default) or [`KeyHasher::Murmur64aEnvoy`].
+    /// Builds the ring. The hasher (`hasher(..)`) is the *entry* hash: XXH64 seed 0 (the
+    /// default) or [`KeyHasher::Murmur64aEnvoy`].
     ///
     /// # Errors
     /// The [`NodeSet::new`] errors; [`Error::InvalidParameter`] for another hasher, a minimum
     /// ring size of 0 or above the maximum, a maximum above 2^26.
     pub fn build(mut self) -> Result<EnvoyRing> {
-        let entry_hasher = match self.hasher {
-            KeyHasher::Xxh3 { seed: 0 } | KeyHasher::Xxh64 { seed: 0 } => KeyHasher::Xxh64 { seed: 0 },
-            KeyHasher::Murmur64aEnvoy => KeyHasher::Murmur64aEnvoy,
-            other => {
+        let entry_hasher = match self.options.hasher {
+            None | Some(KeyHasher::Xxh64 { seed: 0 }) => KeyHasher::Xxh64 { seed: 0 },
+            Some(KeyHasher::Murmur64aEnvoy) => KeyHasher::Murmur64aEnvoy,
+            Some(other) => {
                 return Err(Error::InvalidParameter {
                     name: "hash",
                     reason: format!("envoy-ring hashes with xxh64 (seed 0) or murmur64a-envoy only (got {other:?})"),
                 })
             }
         };
-        let min = self.options.ring_size.0.unwrap_or(DEFAULT_MIN_RING_SIZE);
-        let max = self.options.ring_size.1.unwrap_or(DEFAULT_MAX_RING_SIZE);
+        let min = self.options.min_ring_size.unwrap_or(DEFAULT_MIN_RING_SIZE);
+        let max = self.options.max_ring_size.unwrap_or(DEFAULT_MAX_RING_SIZE);
         if min == 0 || min > max || max > MAX_POINTS {
             return Err(Error::InvalidParameter {
                 name: "ring size",
@@ -265,7 +304,28 @@ impl EnvoyRing {
     }
 }
 
-router_plumbing!(EnvoyRing, "envoy-ring" {
+impl Router for EnvoyRing {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::EnvoyRing
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.owner(self.hasher.hash(key))
+    }
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        Ok(self.owner(hash))
+    }
+    /// Hashes the keys a chunk at a time through
+    /// [`KeyHasher::hash_batch`](crate::KeyHasher::hash_batch), then looks each hash up.
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        crate::algo::route_batch_by_hash(&self.hasher, keys, out, |h| self.owner(h));
+    }
     /// The ring walked forward from the key's entry, distinct hosts; hosts that own no entry
     /// (a share the maximum ring size rounds to zero, a locality of weight 0: Envoy never picks
     /// them) follow in configuration order, so the list still names every host.
@@ -275,7 +335,7 @@ router_plumbing!(EnvoyRing, "envoy-ring" {
         self.circle.walk_clockwise_then(start, n, 0..n as u32, visit);
         Ok(())
     }
-});
+}
 
 #[cfg(test)]
 mod tests {

@@ -94,19 +94,25 @@ pub fn bucket_seeded(key: u64, seed: u64, buckets: u32) -> Result<u32> {
     }
 }
 
-crate::algo::last_bucket::last_bucket_router! {
-    /// FlipHash over named nodes: hash the key bytes with the configured hasher, then
-    /// [`bucket`] (seed 0).
-    ///
-    /// Node `i` is bucket `i`: append nodes at the end (and remove from the end) to move the
-    /// minimum. Weights must all be 1. Cost: one key hash plus expected O(1) integer steps; no
-    /// memory beyond the node set.
-    FlipHash, "fliphash",
-    fields {},
-    bucket |_s, h, n| bucket_seeded_unchecked(h, 0, n),
-    batch |_s, keys, n, out| {
-        for (o, &k) in out.iter_mut().zip(keys) {
-            *o = bucket_seeded_unchecked(k, 0, n);
-        }
-    },
+/// FlipHash's bucket function with seed 0, the kernel of [`FlipHash`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FlipHashBucket;
+
+impl crate::algo::bucketed::sealed::Sealed for FlipHashBucket {}
+
+impl crate::algo::bucketed::BucketFn for FlipHashBucket {
+    const ALGORITHM: crate::Algorithm = crate::Algorithm::FlipHash;
+
+    #[inline]
+    fn bucket(&self, hash: u64, n: u32) -> u32 {
+        bucket_seeded_unchecked(hash, 0, n)
+    }
 }
+
+/// FlipHash over named nodes: hash the key bytes with the configured hasher, then
+/// [`bucket`] (seed 0).
+///
+/// Node `i` is bucket `i`: append nodes at the end (and remove from the end) to move the
+/// minimum. Weights must all be 1. Cost: one key hash plus expected O(1) integer steps; no
+/// memory beyond the node set. See [`Bucketed`](crate::algo::bucketed::Bucketed) for the methods.
+pub type FlipHash = crate::algo::bucketed::Bucketed<FlipHashBucket>;

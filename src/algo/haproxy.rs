@@ -25,11 +25,13 @@
 
 use std::ops::ControlFlow;
 
-use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::algo::builder::Configure;
 use crate::circle::{Circle, MAX_POINTS};
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::{haproxy_full_hash, KeyHasher};
 use crate::node::{Node, NodeId, NodeSet, Visited};
+use crate::router::Router;
 use crate::Builder;
 
 /// Tree nodes per weight unit (`BE_WEIGHT_SCALE`).
@@ -65,7 +67,43 @@ pub struct Haproxy {
     circle: Circle<u32>,
 }
 
-hashed_router_basics!(Haproxy);
+impl Haproxy {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<Haproxy> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<Haproxy>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Haproxy::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<Haproxy>`].
+#[derive(Clone, Debug, Default)]
+pub struct HaproxyOptions {
+    pub(crate) hasher: Option<KeyHasher>,
+    pub(crate) uri_whole: bool,
+}
+
+impl Configure for Haproxy {
+    type Options = HaproxyOptions;
+}
+
+impl Builder<Haproxy> {
+    /// The key hasher; default sdbm-avalanche (HAProxy's `hash-type consistent`).
+    pub fn hasher(mut self, hasher: KeyHasher) -> Builder<Haproxy> {
+        self.options.hasher = Some(hasher);
+        self
+    }
+}
 
 impl Builder<Haproxy> {
     /// `balance uri whole`: hash the whole request target, query included (default: cut at
@@ -75,19 +113,18 @@ impl Builder<Haproxy> {
         self
     }
 
-    /// Builds the tree (`16 Σw` keys and a sort). The hasher must be [`KeyHasher::SdbmAvalanche`]
-    /// or [`KeyHasher::Sdbm`]; `Haproxy::builder()` defaults to xxh3 like every router, so
-    /// set it ([`RouterSpec`](crate::RouterSpec) does).
+    /// Builds the tree (`16 Σw` keys and a sort). The hasher is [`KeyHasher::SdbmAvalanche`]
+    /// (the default) or [`KeyHasher::Sdbm`].
     ///
     /// # Errors
     /// The [`NodeSet::new`] errors; [`Error::InvalidParameter`] for another hasher, a weight
     /// that is not a whole number from 1 to 256, an id label that is not a number from 1 up or
     /// is repeated; [`Error::TooManyPoints`] past 2^26 nodes.
     pub fn build(mut self) -> Result<Haproxy> {
-        let hasher = match self.hasher {
-            KeyHasher::Xxh3 { seed: 0 } => KeyHasher::SdbmAvalanche,
-            h @ (KeyHasher::Sdbm | KeyHasher::SdbmAvalanche) => h,
-            other => {
+        let hasher = match self.options.hasher {
+            None => KeyHasher::SdbmAvalanche,
+            Some(h @ (KeyHasher::Sdbm | KeyHasher::SdbmAvalanche)) => h,
+            Some(other) => {
                 return Err(Error::InvalidParameter {
                     name: "hash",
                     reason: format!("haproxy hashes with sdbm-avalanche or sdbm only (got {})", other.name()),
@@ -98,7 +135,7 @@ impl Builder<Haproxy> {
     }
 }
 
-/// Server ids: the label's, else HAProxy's automatic numbering ([`assign_ids`]).
+/// Server ids: the label's, else HAProxy's automatic numbering ([`Haproxy::assign_ids`]).
 fn server_ids(nodes: &NodeSet) -> Result<Vec<u32>> {
     let bad = |reason: String| Error::InvalidParameter { name: "server id", reason };
     let mut explicit = Vec::with_capacity(nodes.len());
@@ -116,31 +153,31 @@ fn server_ids(nodes: &NodeSet) -> Result<Vec<u32>> {
     if let Some(w) = taken.windows(2).find(|w| w[0] == w[1]) {
         return Err(bad(format!("id {} is given to two servers", w[0])));
     }
-    Ok(assign_ids(&explicit))
-}
-
-/// HAProxy's automatic server ids (`check_config_validity`): a running `next_id` that starts at
-/// 1 and steps once per server *in declaration order, explicit ids included*; a server without
-/// an id takes the first id at or above `next_id` that is not taken. So `s1, s2 id 7, s3` are
-/// 1, 7, 3 (not 1, 7, 2).
-pub(crate) fn assign_ids(explicit: &[Option<u32>]) -> Vec<u32> {
-    let mut taken: std::collections::BTreeSet<u32> = explicit.iter().flatten().copied().collect();
-    let mut out = Vec::with_capacity(explicit.len());
-    for (next, id) in (1u32..).zip(explicit) {
-        let id = id.unwrap_or_else(|| {
-            let mut candidate = next;
-            while taken.contains(&candidate) {
-                candidate += 1;
-            }
-            taken.insert(candidate);
-            candidate
-        });
-        out.push(id);
-    }
-    out
+    Ok(Haproxy::assign_ids(&explicit))
 }
 
 impl Haproxy {
+    /// HAProxy's automatic server ids (`check_config_validity`): a running `next_id` that starts at
+    /// 1 and steps once per server *in declaration order, explicit ids included*; a server without
+    /// an id takes the first id at or above `next_id` that is not taken. So `s1, s2 id 7, s3` are
+    /// 1, 7, 3 (not 1, 7, 2).
+    pub fn assign_ids(explicit: &[Option<u32>]) -> Vec<u32> {
+        let mut taken: std::collections::BTreeSet<u32> = explicit.iter().flatten().copied().collect();
+        let mut out = Vec::with_capacity(explicit.len());
+        for (next, id) in (1u32..).zip(explicit) {
+            let id = id.unwrap_or_else(|| {
+                let mut candidate = next;
+                while taken.contains(&candidate) {
+                    candidate += 1;
+                }
+                taken.insert(candidate);
+                candidate
+            });
+            out.push(id);
+        }
+        out
+    }
+
     /// The node label holding a server's HAProxy `id` (a decimal number); servers without it
     /// are numbered as HAProxy numbers servers without `id` (a running counter over the
     /// declaration order, skipping taken ids).
@@ -281,7 +318,20 @@ impl Haproxy {
     }
 }
 
-router_plumbing!(Haproxy, "haproxy", no_hash64 {
+impl Router for Haproxy {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Haproxy
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.route_key(key)
+    }
     /// Servers by increasing distance from the key's hash (see the module docs).
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         let h = self.key_hash(key);
@@ -314,7 +364,7 @@ router_plumbing!(Haproxy, "haproxy", no_hash64 {
         }
         Ok(())
     }
-});
+}
 
 #[cfg(test)]
 mod tests {
@@ -339,9 +389,9 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(server_ids(&nodes).unwrap(), vec![2, 1, 3, 7]);
-        assert_eq!(assign_ids(&[None, Some(7), None, None]), vec![1, 7, 3, 4]);
-        assert_eq!(assign_ids(&[Some(2), None, None]), vec![2, 3, 4]);
-        assert_eq!(assign_ids(&[None, Some(1), None]), vec![2, 1, 3]);
+        assert_eq!(Haproxy::assign_ids(&[None, Some(7), None, None]), vec![1, 7, 3, 4]);
+        assert_eq!(Haproxy::assign_ids(&[Some(2), None, None]), vec![2, 3, 4]);
+        assert_eq!(Haproxy::assign_ids(&[None, Some(1), None]), vec![2, 1, 3]);
         let dup =
             NodeSet::new([Node::new("a").with_label(ID_LABEL, "2"), Node::new("b").with_label(ID_LABEL, "2")]).unwrap();
         assert!(server_ids(&dup).unwrap_err().to_string().contains("id 2 is given to two servers"));

@@ -5,15 +5,10 @@
 //! failure in the middle needs [`Failover`](crate::failover::Failover) (or an arbitrary-removal
 //! algorithm), and weights are not supported.
 
-use std::ops::ControlFlow;
-
-use crate::algo::builder::{hashed_router_basics, router_plumbing};
-use crate::algo::rehash_preference;
+use crate::algo::bucketed::{BucketFn, Bucketed};
 use crate::arch::{Isa, Kernels};
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
-use crate::hash::KeyHasher;
-use crate::node::{Node, NodeId, NodeSet};
-use crate::Builder;
 
 /// The bucket in `0..buckets` for `key`, exactly as the paper's reference code.
 ///
@@ -75,110 +70,32 @@ fn bucket_batch_on(k: Kernels, keys: &[u64], buckets: u32, out: &mut [u32]) {
     k.jump_batch(keys, buckets, out);
 }
 
+/// Jump's bucket function, the kernel of [`Jump`]: [`bucket`], and [`bucket_batch`] for
+/// batches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct JumpBucket;
+
+impl crate::algo::bucketed::sealed::Sealed for JumpBucket {}
+
+impl BucketFn for JumpBucket {
+    const ALGORITHM: Algorithm = Algorithm::Jump;
+    const EXACT_FINGERPRINT: bool = true;
+
+    #[inline]
+    fn bucket(&self, hash: u64, n: u32) -> u32 {
+        bucket_unchecked_nonzero(hash, n)
+    }
+
+    fn bucket_batch(&self, hashes: &[u64], n: u32, out: &mut [u32]) {
+        bucket_batch(hashes, n, out);
+    }
+}
+
 /// Jump hash over named nodes: hash the key bytes with the configured hasher, then jump.
 ///
 /// Node `i` of the set is bucket `i`, so append nodes at the end (and remove from the end) to
-/// move the minimum. Weights must all be 1.
-#[derive(Clone, Debug)]
-pub struct Jump {
-    nodes: NodeSet,
-    hasher: KeyHasher,
-}
-
-hashed_router_basics!(Jump);
-
-impl Builder<Jump> {
-    /// Builds the router (bucket `i` = node `i`).
-    ///
-    /// # Errors
-    /// The [`NodeSet::new`] errors; [`Error::Unsupported`] if any weight differs from 1 (jump
-    /// has no weights).
-    pub fn build(mut self) -> Result<Jump> {
-        Jump::new(self.take_nodes()?, self.hasher)
-    }
-}
-
-impl Jump {
-    fn new(nodes: NodeSet, hasher: KeyHasher) -> Result<Jump> {
-        if !nodes.all_unit_weight() {
-            return Err(Error::Unsupported { algorithm: "jump", operation: "weighted nodes" });
-        }
-        Ok(Jump { nodes, hasher })
-    }
-
-    /// The hasher in use.
-    pub fn hasher(&self) -> KeyHasher {
-        self.hasher
-    }
-
-    /// The bucket (node index) for a pre-computed hash.
-    #[inline]
-    pub fn bucket(&self, hash: u64) -> u32 {
-        bucket_unchecked_nonzero(hash, self.nodes.len() as u32)
-    }
-
-    /// A new router with `node` appended as bucket N: only the keys that now land in it move.
-    ///
-    /// # Errors
-    /// As [`NodeSet::with_node`]; [`Error::Unsupported`] for a weight other than 1.
-    pub fn with_node(&self, node: Node) -> Result<Jump> {
-        Jump::new(self.nodes.with_node(node)?, self.hasher)
-    }
-
-    /// A new router without the node named `name`, which must be the last one: jump can only
-    /// shrink at the end (use [`Memento`](crate::Memento) to remove any node).
-    ///
-    /// # Errors
-    /// [`Error::UnknownNode`], [`Error::NoNodes`] for the only node, [`Error::Unsupported`] when
-    /// `name` is not the last node.
-    pub fn without_node(&self, name: &str) -> Result<Jump> {
-        let id = self.nodes.id_of(name).ok_or_else(|| Error::UnknownNode { name: name.to_string() })?;
-        if id.index() + 1 != self.nodes.len() {
-            return Err(Error::Unsupported { algorithm: "jump", operation: "removing a node other than the last" });
-        }
-        Jump::new(self.nodes.without_node(name)?, self.hasher)
-    }
-
-    #[inline]
-    fn owner(&self, hash: u64) -> NodeId {
-        NodeId::from_index(self.bucket(hash))
-    }
-
-    fn heap_bytes(&self) -> usize {
-        0
-    }
-}
-
-router_plumbing!(Jump, "jump", own_batch {
-    /// Hashes a chunk of keys, then jumps them all with [`bucket_batch`].
-    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
-        assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
-        const CHUNK: usize = 256;
-        let mut hashes = [0u64; CHUNK];
-        let mut buckets = [0u32; CHUNK];
-        let n = self.nodes.len() as u32;
-        for (ks, os) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            let m = ks.len();
-            self.hasher.hash_batch(ks, &mut hashes[..m]);
-            bucket_batch(&hashes[..m], n, &mut buckets[..m]);
-            for (o, &b) in os.iter_mut().zip(&buckets[..m]) {
-                *o = NodeId::from_index(b);
-            }
-        }
-    }
-    /// Preference list: `bucket(h)`, then `bucket(mix64(h + i))` for i = 1, 2, … skipping
-    /// buckets already produced; after `4 N` probes the nodes not yet produced follow in index
-    /// order. Frozen: it decides where failover sends a down node's keys.
-    fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
-        preference_from_hash(self.hasher.hash(key), self.nodes.len() as u32, visit);
-        Ok(())
-    }
-});
-
-fn preference_from_hash(hash: u64, n: u32, visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
-    let route = |h: u64| NodeId::from_index(bucket_unchecked_nonzero(h, n));
-    rehash_preference(hash, n as usize, route, (0..n).map(NodeId::from_index), visit);
-}
+/// move the minimum. Weights must all be 1. See [`Bucketed`] for the methods.
+pub type Jump = Bucketed<JumpBucket>;
 
 #[cfg(test)]
 mod tests {
@@ -239,14 +156,17 @@ mod tests {
 
     #[test]
     fn preference_visits_all_nodes_once() {
+        use crate::Router;
         for n in [1u32, 2, 3, 10, 200] {
-            for h in [0u64, 7, u64::MAX] {
+            let jump = Jump::from_names((0..n).map(|i| format!("n{i}"))).unwrap();
+            for key in [&b""[..], b"a", b"user:42"] {
                 let mut seen = Vec::new();
-                preference_from_hash(h, n, &mut |id| {
+                jump.preference(key, &mut |id| {
                     seen.push(id.as_u32());
-                    ControlFlow::Continue(())
-                });
-                assert_eq!(seen[0], bucket(h, n));
+                    std::ops::ControlFlow::Continue(())
+                })
+                .unwrap();
+                assert_eq!(seen[0], jump.route(key).as_u32());
                 seen.sort_unstable();
                 assert_eq!(seen, (0..n).collect::<Vec<_>>());
             }

@@ -9,7 +9,6 @@
 
 use std::str::FromStr;
 
-use crate::algo::last_bucket::last_bucket_router;
 use crate::arch::{generic, Isa, Kernels};
 use crate::error::{Error, Result};
 
@@ -28,6 +27,9 @@ pub enum JumpBackGenerator {
 }
 
 impl JumpBackGenerator {
+    /// Every generator, the default first.
+    pub const ALL: [JumpBackGenerator; 2] = [JumpBackGenerator::SplitMix64, JumpBackGenerator::XorshiftL7R9];
+
     /// The CLI / config spelling: `splitmix64` or `xorshift-l7r9`.
     pub fn name(self) -> &'static str {
         match self {
@@ -42,14 +44,15 @@ impl FromStr for JumpBackGenerator {
 
     /// Parses [`JumpBackGenerator::name`]'s spellings (`xorshift_l7r9` too, as in hash4j).
     fn from_str(s: &str) -> Result<JumpBackGenerator> {
-        match s {
-            "splitmix64" => Ok(JumpBackGenerator::SplitMix64),
-            "xorshift-l7r9" | "xorshift_l7r9" => Ok(JumpBackGenerator::XorshiftL7R9),
-            other => Err(Error::InvalidParameter {
-                name: "generator",
-                reason: format!("unknown generator {other:?} (expected splitmix64 or xorshift-l7r9)"),
-            }),
-        }
+        // hash4j spells the xorshift generator with an underscore.
+        let name = if s == "xorshift_l7r9" { "xorshift-l7r9" } else { s };
+        JumpBackGenerator::ALL.into_iter().find(|g| g.name() == name).ok_or_else(|| Error::InvalidParameter {
+            name: "generator",
+            reason: format!(
+                "unknown generator {s:?} (expected {})",
+                crate::config::names_list(JumpBackGenerator::ALL.iter().map(|g| g.name()))
+            ),
+        })
     }
 }
 
@@ -125,26 +128,42 @@ fn bucket_batch_on(k: Kernels, keys: &[u64], buckets: u32, generator: JumpBackGe
     k.jumpback_batch(keys, buckets, generator == JumpBackGenerator::XorshiftL7R9, out);
 }
 
-last_bucket_router! {
-    /// JumpBackHash over named nodes: hash the key bytes with the configured hasher, then
-    /// [`bucket`] with the configured [`JumpBackGenerator`] (builder option
-    /// [`generator`](crate::Builder::<JumpBack>::generator), default splitmix64).
-    ///
-    /// Node `i` is bucket `i`: append nodes at the end (and remove from the end) to move the
-    /// minimum. Weights must all be 1. Cost: one key hash plus expected O(1) integer steps; no
-    /// memory beyond the node set. Batches use the SIMD [`bucket_batch`].
-    JumpBack, "jumpback",
-    fields {
-        generator: JumpBackGenerator = |o: &crate::algo::builder::Options| o.jumpback_generator,
-    },
-    bucket |s, h, n| bucket_unchecked(h, n, s.generator),
-    batch |s, keys, n, out| bucket_batch(keys, n, s.generator, out),
+/// JumpBackHash's bucket function with its generator, the kernel of [`JumpBack`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct JumpBackBucket {
+    /// The pseudo-random generator.
+    pub generator: JumpBackGenerator,
 }
+
+impl crate::algo::bucketed::sealed::Sealed for JumpBackBucket {}
+
+impl crate::algo::bucketed::BucketFn for JumpBackBucket {
+    const ALGORITHM: crate::Algorithm = crate::Algorithm::JumpBack;
+
+    #[inline]
+    fn bucket(&self, hash: u64, n: u32) -> u32 {
+        bucket_unchecked(hash, n, self.generator)
+    }
+
+    fn bucket_batch(&self, hashes: &[u64], n: u32, out: &mut [u32]) {
+        bucket_batch(hashes, n, self.generator, out);
+    }
+}
+
+/// JumpBackHash over named nodes: hash the key bytes with the configured hasher, then
+/// [`bucket`] with the configured [`JumpBackGenerator`] (builder option
+/// [`generator`](crate::Builder::<JumpBack>::generator), default splitmix64).
+///
+/// Node `i` is bucket `i`: append nodes at the end (and remove from the end) to move the
+/// minimum. Weights must all be 1. Cost: one key hash plus expected O(1) integer steps; no
+/// memory beyond the node set. Batches use the SIMD [`bucket_batch`]. See
+/// [`Bucketed`](crate::algo::bucketed::Bucketed) for the methods.
+pub type JumpBack = crate::algo::bucketed::Bucketed<JumpBackBucket>;
 
 impl crate::Builder<JumpBack> {
     /// The random generator (default [`JumpBackGenerator::SplitMix64`]).
     pub fn generator(mut self, generator: JumpBackGenerator) -> crate::Builder<JumpBack> {
-        self.options.jumpback_generator = generator;
+        self.options.f = JumpBackBucket { generator };
         self
     }
 }
@@ -152,7 +171,7 @@ impl crate::Builder<JumpBack> {
 impl JumpBack {
     /// The random generator in use.
     pub fn generator(&self) -> JumpBackGenerator {
-        self.generator
+        self.function().generator
     }
 }
 

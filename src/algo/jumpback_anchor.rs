@@ -11,11 +11,13 @@
 use std::ops::ControlFlow;
 
 use crate::algo::bucket_preference;
-use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::algo::builder::Configure;
 use crate::arch::generic::{jumpback_with, RandomSequence, SplitMix64};
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::{Node, NodeId, NodeSet};
+use crate::router::Router;
 use crate::Builder;
 
 const NONE: u32 = u32::MAX;
@@ -237,7 +239,42 @@ pub struct JumpBackAnchor {
     owner: Vec<u32>,
 }
 
-hashed_router_basics!(JumpBackAnchor);
+impl JumpBackAnchor {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<JumpBackAnchor> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<JumpBackAnchor>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        JumpBackAnchor::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<JumpBackAnchor>`].
+#[derive(Clone, Debug, Default)]
+pub struct JumpBackAnchorOptions {
+    pub(crate) hasher: KeyHasher,
+}
+
+impl Configure for JumpBackAnchor {
+    type Options = JumpBackAnchorOptions;
+}
+
+impl Builder<JumpBackAnchor> {
+    /// The key hasher; default xxh3 with seed 0.
+    pub fn hasher(mut self, hasher: KeyHasher) -> Builder<JumpBackAnchor> {
+        self.options.hasher = hasher;
+        self
+    }
+}
 
 impl Builder<JumpBackAnchor> {
     /// Builds the router (id `i` = node `i`, nothing removed: routes equal
@@ -252,7 +289,7 @@ impl Builder<JumpBackAnchor> {
         }
         let set = JumpBackAnchorBucketSet::with_buckets(nodes.len() as u32)?;
         let owner = (0..nodes.len() as u32).collect();
-        Ok(JumpBackAnchor { nodes, hasher: self.hasher, set, owner })
+        Ok(JumpBackAnchor { nodes, hasher: self.options.hasher, set, owner })
     }
 }
 
@@ -339,14 +376,35 @@ impl JumpBackAnchor {
     }
 }
 
-router_plumbing!(JumpBackAnchor, "jumpback-anchor" {
+impl Router for JumpBackAnchor {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::JumpBackAnchor
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.owner(self.hasher.hash(key))
+    }
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        Ok(self.owner(hash))
+    }
+    /// Hashes the keys a chunk at a time through
+    /// [`KeyHasher::hash_batch`](crate::KeyHasher::hash_batch), then looks each hash up.
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        crate::algo::route_batch_by_hash(&self.hasher, keys, out, |h| self.owner(h));
+    }
     /// The route, then routes of `mix64(h + i)` for i = 1..=4N (skipping repeats), then the rest
     /// in id order. Frozen: it decides where failover sends a down node's keys.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         bucket_preference(self.hasher.hash(key), &self.owner, self.nodes.len(), |h| self.owner(h), visit);
         Ok(())
     }
-});
+}
 
 #[cfg(test)]
 mod tests {

@@ -5,10 +5,12 @@
 //! `murmur2_random` partitioner and kafka-python agree). A null key (sticky partitioning) has
 //! no place here; the empty key is hashed like any other.
 
-use crate::algo::builder::{router_basics, router_plumbing};
+use crate::algo::builder::Configure;
+use crate::config::Algorithm;
 use crate::error::Result;
 use crate::hash::KeyHasher;
 use crate::node::{NodeId, NodeSet};
+use crate::router::Router;
 use crate::Builder;
 
 /// Kafka's keyed partitioner over a node set: node i is partition i (order matters), so the
@@ -29,7 +31,32 @@ pub struct Kafka {
     nodes: NodeSet,
 }
 
-router_basics!(Kafka);
+impl Kafka {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<Kafka> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<Kafka>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Kafka::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<Kafka>`].
+#[derive(Clone, Debug, Default)]
+pub struct KafkaOptions {}
+
+impl Configure for Kafka {
+    type Options = KafkaOptions;
+}
 
 impl Builder<Kafka> {
     /// Builds the partitioner (O(1) beyond the node set). Weights are refused: Kafka's
@@ -74,7 +101,21 @@ impl Kafka {
     }
 }
 
-router_plumbing!(Kafka, "kafka", no_hash64 {});
+impl Router for Kafka {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Kafka
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.route_key(key)
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -22,12 +22,16 @@
 use std::io::Write;
 use std::ops::ControlFlow;
 
-use crate::algo::builder::{router_basics, router_plumbing};
+use crate::algo::builder::Configure;
 use crate::algo::ketama_variants;
+use crate::arcs::{Arcs, Placement};
 use crate::circle::{Circle, MAX_POINTS};
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::{md5_words, md5_words_batch, KeyHasher};
+use crate::migration::KeySpace;
 use crate::node::{Node, NodeId, NodeSet};
+use crate::router::Router;
 use crate::Builder;
 
 /// Which real client's ketama to reproduce.
@@ -71,9 +75,6 @@ pub enum KetamaVariant {
     LibmemcachedOaat,
 }
 
-const VARIANT_NAMES: &str =
-    "libketama, uhashring, libmemcached, spymemcached, python-hash-ring, twemproxy, libmemcached-oaat";
-
 impl KetamaVariant {
     /// Every variant, in declaration order.
     pub const ALL: [KetamaVariant; 7] = [
@@ -106,7 +107,10 @@ impl KetamaVariant {
     pub fn from_name(name: &str) -> Result<KetamaVariant> {
         KetamaVariant::ALL.into_iter().find(|v| v.name() == name).ok_or_else(|| Error::InvalidParameter {
             name: "ketama variant",
-            reason: format!("unknown variant {name:?} (expected one of {VARIANT_NAMES})"),
+            reason: format!(
+                "unknown variant {name:?} (expected {})",
+                crate::config::names_list(KetamaVariant::ALL.iter().map(|v| v.name()))
+            ),
         })
     }
 
@@ -232,7 +236,36 @@ pub struct Ketama {
     by_name: Vec<u32>,
 }
 
-router_basics!(Ketama);
+impl Ketama {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<Ketama> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<Ketama>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Ketama::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<Ketama>`].
+#[derive(Clone, Debug, Default)]
+pub struct KetamaOptions {
+    pub(crate) variant: KetamaVariant,
+    /// The key hasher (twemproxy and one-at-a-time variants); `None`: the variant's own.
+    pub(crate) key_hasher: Option<KeyHasher>,
+}
+
+impl Configure for Ketama {
+    type Options = KetamaOptions;
+}
 
 impl Builder<Ketama> {
     /// Which client's continuum to reproduce (default [`KetamaVariant::Libketama`]).
@@ -248,7 +281,7 @@ impl Builder<Ketama> {
     /// [`Error::InvalidParameter`] when weights overflow `f32` so that no node gets a point.
     pub fn build(mut self) -> Result<Ketama> {
         let variant = self.options.variant;
-        let key_hasher = ketama_variants::key_hasher(variant, self.options.ketama_key_hasher)?;
+        let key_hasher = ketama_variants::key_hasher(variant, self.options.key_hasher)?;
         Ketama::new(self.take_nodes()?, variant)?.with_key_hasher(key_hasher)
     }
 }
@@ -328,8 +361,7 @@ impl Ketama {
     /// first (see the module docs).
     fn from_pairs(nodes: NodeSet, variant: KetamaVariant, mut pairs: Vec<(u32, u32)>) -> Ketama {
         let n = nodes.len();
-        let mut by_name: Vec<u32> = (0..n as u32).collect();
-        by_name.sort_unstable_by(|&a, &b| nodes.name(NodeId::from_index(a)).cmp(nodes.name(NodeId::from_index(b))));
+        let by_name = nodes.ids_by_name();
         let mut rank = vec![0u32; n];
         for (r, &id) in by_name.iter().enumerate() {
             rank[id as usize] = r as u32;
@@ -398,6 +430,25 @@ impl Ketama {
         self.route_hash32(self.variant_key_hash(key))
     }
 
+    /// The points as an "at or after" point set (widened to `u64`). With "strictly greater"
+    /// lookup, hash `h` is owned by the first point `p > h`, i.e. the first `p - 1 >= h`: every
+    /// point shifts down by one, and points at 0 (owning only through the wrap) move to the top
+    /// as `u32::MAX`.
+    fn at_or_after(&self) -> (Vec<u64>, Vec<u32>) {
+        let (points, owners) = (self.points(), self.owners());
+        if !self.variant.strictly_greater() {
+            return (points.iter().map(|&p| u64::from(p)).collect(), owners.to_vec());
+        }
+        let zeros = points.partition_point(|&p| p == 0);
+        let shifted = points[zeros..]
+            .iter()
+            .map(|&p| u64::from(p - 1))
+            .chain(points[..zeros].iter().map(|_| u64::from(u32::MAX)))
+            .collect();
+        let rotated = owners[zeros..].iter().chain(&owners[..zeros]).copied().collect();
+        (shifted, rotated)
+    }
+
     fn heap_bytes(&self) -> usize {
         self.circle.heap_bytes() + self.by_name.capacity() * 4
     }
@@ -450,24 +501,39 @@ impl Ketama {
     }
 }
 
-router_plumbing!(Ketama, "ketama", no_hash64 {
+impl Router for Ketama {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Ketama
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.route_key(key)
+    }
     /// MD5s a chunk of keys at once with the multi-lane kernel, then searches the continuum for
     /// all of them in lockstep (their cache misses overlap).
     fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
-        assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
         const CHUNK: usize = 64;
         let mut words = [[0u32; 4]; CHUNK];
-        let mut hashes = [0u32; CHUNK];
         let mut idx = [0usize; CHUNK];
         let strict = self.variant.strictly_greater();
-        for (ks, os) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            let m = ks.len();
-            self.key_hashes(ks, &mut words[..m], &mut hashes[..m]);
-            self.circle.successor_batch_lockstep(&hashes[..m], strict, &mut idx[..m]);
-            for (o, &i) in os.iter_mut().zip(&idx[..m]) {
-                *o = self.circle.owner(i);
-            }
-        }
+        crate::algo::route_chunks::<u32, CHUNK>(
+            keys,
+            out,
+            |ks, hs| self.key_hashes(ks, &mut words[..ks.len()], hs),
+            |hs, os| {
+                let idx = &mut idx[..hs.len()];
+                self.circle.successor_batch_lockstep(hs, strict, idx);
+                for (o, &i) in os.iter_mut().zip(idx.iter()) {
+                    *o = self.circle.owner(i);
+                }
+            },
+        );
     }
 
     /// Walks the continuum clockwise from the key's point, skipping nodes already produced;
@@ -477,7 +543,21 @@ router_plumbing!(Ketama, "ketama", no_hash64 {
         self.circle.walk_clockwise_then(start, self.nodes.len(), self.by_name.iter().copied(), visit);
         Ok(())
     }
-});
+    /// The continuum over the 32-bit hash circle, "strictly greater" variants converted to
+    /// the equivalent "at or after" points. O(points).
+    fn arcs(&self) -> Option<Arcs<'_>> {
+        let (points, owners) = self.at_or_after();
+        let placement = if self.variant == KetamaVariant::Twemproxy {
+            Placement::empty_key_at_zero(self.key_hasher)
+        } else {
+            Placement::hashed(self.key_hasher)
+        };
+        Some(Arcs::trusted(KeySpace::Hash32, points, owners, placement))
+    }
+    fn canonical_bytes(&self) -> Vec<u8> {
+        crate::fingerprint::ketama_encoding(self)
+    }
+}
 
 #[cfg(test)]
 mod tests {

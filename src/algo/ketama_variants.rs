@@ -18,7 +18,7 @@ impl crate::Builder<crate::Ketama> {
     /// [`KetamaVariant::LibmemcachedOaat`] only [`KeyHasher::Oaat`]; the others only MD5.
     /// Checked by `build`.
     pub fn key_hasher(mut self, hasher: KeyHasher) -> crate::Builder<crate::Ketama> {
-        self.options.ketama_key_hasher = Some(hasher);
+        self.options.key_hasher = Some(hasher);
         self
     }
 }

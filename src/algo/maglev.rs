@@ -21,11 +21,13 @@
 
 use std::ops::ControlFlow;
 
-use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::algo::builder::Configure;
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::Visited;
 use crate::node::{Node, NodeId, NodeSet};
+use crate::router::Router;
 use crate::Builder;
 
 /// Envoy's default table size, a prime.
@@ -62,7 +64,43 @@ struct Filler {
     target: f64,
 }
 
-hashed_router_basics!(Maglev);
+impl Maglev {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<Maglev> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<Maglev>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Maglev::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<Maglev>`].
+#[derive(Clone, Debug, Default)]
+pub struct MaglevOptions {
+    pub(crate) hasher: KeyHasher,
+    pub(crate) table_size: Option<u64>,
+}
+
+impl Configure for Maglev {
+    type Options = MaglevOptions;
+}
+
+impl Builder<Maglev> {
+    /// The key hasher; default xxh3 with seed 0.
+    pub fn hasher(mut self, hasher: KeyHasher) -> Builder<Maglev> {
+        self.options.hasher = hasher;
+        self
+    }
+}
 
 impl Builder<Maglev> {
     /// The table size M, a prime at least the node count (default 65537, Envoy's; at most
@@ -78,7 +116,7 @@ impl Builder<Maglev> {
     /// The [`NodeSet::new`] errors; [`Error::InvalidParameter`] (`table size`) when the table
     /// size is not a prime, is smaller than the node count, or exceeds 2^26.
     pub fn build(mut self) -> Result<Maglev> {
-        Maglev::new(self.take_nodes()?, self.hasher, self.options.table_size.unwrap_or(DEFAULT_TABLE_SIZE))
+        Maglev::new(self.take_nodes()?, self.options.hasher, self.options.table_size.unwrap_or(DEFAULT_TABLE_SIZE))
     }
 }
 
@@ -253,7 +291,28 @@ pub(crate) fn is_prime(n: u64) -> bool {
     true
 }
 
-router_plumbing!(Maglev, "maglev" {
+impl Router for Maglev {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Maglev
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.owner(self.hasher.hash(key))
+    }
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        Ok(self.owner(hash))
+    }
+    /// Hashes the keys a chunk at a time through
+    /// [`KeyHasher::hash_batch`](crate::KeyHasher::hash_batch), then looks each hash up.
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        crate::algo::route_batch_by_hash(&self.hasher, keys, out, |h| self.owner(h));
+    }
     /// Walks the table forward from `hash % M`, producing each node the first time it is met;
     /// after a full turn, nodes owning no slot follow in id order. Costs a few entries per
     /// replica; producing all N nodes costs about `M/N · N ln N` entries (coupon collecting).
@@ -261,7 +320,7 @@ router_plumbing!(Maglev, "maglev" {
         preference_from_slot(&self.table, self.slot(self.hasher.hash(key)), self.nodes.len(), visit);
         Ok(())
     }
-});
+}
 
 fn preference_from_slot(table: &[u32], start: usize, n: usize, visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) {
     let mut seen = Visited::new(n);

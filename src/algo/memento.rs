@@ -13,12 +13,14 @@
 
 use std::ops::ControlFlow;
 
-use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::algo::builder::Configure;
 use crate::algo::{bucket_preference, jump};
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::mix::mix64;
 use crate::node::{Node, NodeId, NodeSet};
+use crate::router::Router;
 use crate::Builder;
 
 const NONE: u32 = u32::MAX;
@@ -53,7 +55,42 @@ pub struct Memento {
     removed: u32,
 }
 
-hashed_router_basics!(Memento);
+impl Memento {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<Memento> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<Memento>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Memento::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<Memento>`].
+#[derive(Clone, Debug, Default)]
+pub struct MementoOptions {
+    pub(crate) hasher: KeyHasher,
+}
+
+impl Configure for Memento {
+    type Options = MementoOptions;
+}
+
+impl Builder<Memento> {
+    /// The key hasher; default xxh3 with seed 0.
+    pub fn hasher(mut self, hasher: KeyHasher) -> Builder<Memento> {
+        self.options.hasher = hasher;
+        self
+    }
+}
 
 impl Builder<Memento> {
     /// Builds the router (bucket `i` = node `i`, nothing removed: routes equal
@@ -62,7 +99,7 @@ impl Builder<Memento> {
     /// # Errors
     /// The [`NodeSet::new`] errors; [`Error::Unsupported`] if any weight differs from 1.
     pub fn build(mut self) -> Result<Memento> {
-        Memento::new(self.take_nodes()?, self.hasher)
+        Memento::new(self.take_nodes()?, self.options.hasher)
     }
 }
 
@@ -200,14 +237,35 @@ impl Memento {
     }
 }
 
-router_plumbing!(Memento, "memento" {
+impl Router for Memento {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Memento
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.owner(self.hasher.hash(key))
+    }
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        Ok(self.owner(hash))
+    }
+    /// Hashes the keys a chunk at a time through
+    /// [`KeyHasher::hash_batch`](crate::KeyHasher::hash_batch), then looks each hash up.
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        crate::algo::route_batch_by_hash(&self.hasher, keys, out, |h| self.owner(h));
+    }
     /// The route, then routes of `mix64(h + i)` for i = 1..=4N (skipping repeats), then the rest
     /// in bucket order. Frozen: it decides where failover sends a down node's keys.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         bucket_preference(self.hasher.hash(key), &self.owner, self.nodes.len(), |h| self.owner(h), visit);
         Ok(())
     }
-});
+}
 
 #[cfg(test)]
 mod tests {

@@ -2,6 +2,7 @@
 
 pub(crate) mod anchor;
 pub(crate) mod bounded;
+pub(crate) mod bucketed;
 pub(crate) mod builder;
 pub(crate) mod envoy_ring;
 pub(crate) mod haproxy;
@@ -22,13 +23,63 @@ pub(crate) mod binomial;
 pub(crate) mod fliphash;
 pub(crate) mod jumpback;
 pub(crate) mod jumpback_anchor;
-pub(crate) mod last_bucket;
 pub(crate) mod power_ch;
 
 use std::ops::ControlFlow;
 
 use crate::mix::mix64;
-use crate::node::{NodeId, Visited};
+use crate::node::{NodeId, NodeSet, Visited};
+
+/// The chunked "hash, then look up" loop of every `route_batch`: `hash` turns a chunk of up to
+/// `CHUNK` keys into hashes of type `T` (through [`crate::KeyHasher::hash_batch`], the
+/// multi-lane MD5, the CRC16 batch, …), then `look_up` writes that chunk's owners. A chunk of
+/// hashes stays in L1, and a batched lookup overlaps the cache misses of its keys.
+///
+/// # Panics
+/// If `keys.len() != out.len()`.
+#[inline]
+pub(crate) fn route_chunks<T: Copy + Default, const CHUNK: usize>(
+    keys: &[&[u8]],
+    out: &mut [NodeId],
+    mut hash: impl FnMut(&[&[u8]], &mut [T]),
+    mut look_up: impl FnMut(&[T], &mut [NodeId]),
+) {
+    assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
+    let mut hashes = [T::default(); CHUNK];
+    for (ks, os) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+        let hs = &mut hashes[..ks.len()];
+        hash(ks, hs);
+        look_up(hs, os);
+    }
+}
+
+/// [`route_chunks`] for a router that maps one 64-bit hash to its owner: 64 hashes (512 bytes)
+/// per chunk, which also covers 4 rounds of the 16-lane MD5 kernel.
+#[inline]
+pub(crate) fn route_batch_by_hash(
+    hasher: &crate::KeyHasher,
+    keys: &[&[u8]],
+    out: &mut [NodeId],
+    owner: impl Fn(u64) -> NodeId,
+) {
+    route_chunks::<u64, 64>(
+        keys,
+        out,
+        |ks, hs| hasher.hash_batch(ks, hs),
+        |hs, os| {
+            for (o, &h) in os.iter_mut().zip(hs) {
+                *o = owner(h);
+            }
+        },
+    );
+}
+
+/// `Router::memory_bytes` of a router of type `R` whose heap holds `heap` bytes besides its
+/// node set: the struct (without the inline node set, counted by [`NodeSet::memory_bytes`]),
+/// its heap and its nodes.
+pub(crate) fn memory_bytes<R>(heap: usize, nodes: &NodeSet) -> usize {
+    std::mem::size_of::<R>() - std::mem::size_of::<NodeSet>() + heap + nodes.memory_bytes()
+}
 
 /// The preference list of the jump-like routers (jump, Memento, Anchor), which have no ring to
 /// walk: `route(h)`, then `route(mix64(h + i))` for i = 1..=4N skipping nodes already produced,

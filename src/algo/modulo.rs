@@ -6,10 +6,12 @@
 
 use std::ops::ControlFlow;
 
-use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::algo::builder::Configure;
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::{Node, NodeId, NodeSet};
+use crate::router::Router;
 use crate::Builder;
 
 /// `hash(key) % N` over a node set. Weights are ignored. O(1) per key, no memory beyond the
@@ -20,7 +22,42 @@ pub struct Modulo {
     hasher: KeyHasher,
 }
 
-hashed_router_basics!(Modulo);
+impl Modulo {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<Modulo> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<Modulo>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Modulo::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<Modulo>`].
+#[derive(Clone, Debug, Default)]
+pub struct ModuloOptions {
+    pub(crate) hasher: KeyHasher,
+}
+
+impl Configure for Modulo {
+    type Options = ModuloOptions;
+}
+
+impl Builder<Modulo> {
+    /// The key hasher; default xxh3 with seed 0.
+    pub fn hasher(mut self, hasher: KeyHasher) -> Builder<Modulo> {
+        self.options.hasher = hasher;
+        self
+    }
+}
 
 impl Builder<Modulo> {
     /// Builds the router.
@@ -29,7 +66,7 @@ impl Builder<Modulo> {
     /// The [`NodeSet::new`] errors; [`Error::Unsupported`] for weighted nodes (modulo would
     /// silently ignore the weights).
     pub fn build(mut self) -> Result<Modulo> {
-        Modulo::new(self.take_nodes()?, self.hasher)
+        Modulo::new(self.take_nodes()?, self.options.hasher)
     }
 }
 
@@ -72,7 +109,28 @@ impl Modulo {
     }
 }
 
-router_plumbing!(Modulo, "modulo" {
+impl Router for Modulo {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Modulo
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.owner(self.hasher.hash(key))
+    }
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        Ok(self.owner(hash))
+    }
+    /// Hashes the keys a chunk at a time through
+    /// [`KeyHasher::hash_batch`](crate::KeyHasher::hash_batch), then looks each hash up.
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        crate::algo::route_batch_by_hash(&self.hasher, keys, out, |h| self.owner(h));
+    }
     /// Preference list: `h % N`, then the following indices, wrapping.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         let n = self.nodes.len() as u32;
@@ -85,4 +143,7 @@ router_plumbing!(Modulo, "modulo" {
         }
         Ok(())
     }
-});
+    fn canonical_bytes(&self) -> Vec<u8> {
+        crate::fingerprint::bucket_encoding(Algorithm::Modulo, self.hasher, &self.nodes)
+    }
+}

@@ -15,12 +15,14 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 
-use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::algo::builder::Configure;
 use crate::circle::Circle;
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::mix::mix64;
 use crate::node::{Node, NodeId, NodeSet, Visited};
+use crate::router::Router;
 use crate::Builder;
 
 /// The probe count the paper recommends for a peak-to-mean ratio of about 1.05.
@@ -59,7 +61,43 @@ pub struct MultiProbe {
     circle: Circle<u64>,
 }
 
-hashed_router_basics!(MultiProbe);
+impl MultiProbe {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<MultiProbe> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<MultiProbe>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        MultiProbe::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<MultiProbe>`].
+#[derive(Clone, Debug, Default)]
+pub struct MultiProbeOptions {
+    pub(crate) hasher: KeyHasher,
+    pub(crate) probes: Option<u32>,
+}
+
+impl Configure for MultiProbe {
+    type Options = MultiProbeOptions;
+}
+
+impl Builder<MultiProbe> {
+    /// The key hasher; default xxh3 with seed 0.
+    pub fn hasher(mut self, hasher: KeyHasher) -> Builder<MultiProbe> {
+        self.options.hasher = hasher;
+        self
+    }
+}
 
 impl Builder<MultiProbe> {
     /// Probes per key, 1..=1024 (default 21, the paper's choice for a peak-to-mean load of about
@@ -76,7 +114,7 @@ impl Builder<MultiProbe> {
     /// or above 1024; [`Error::Unsupported`] when a weight differs from 1 (weighted multi-probe
     /// is not implemented: scaling distances per node would break the single-point guarantees).
     pub fn build(mut self) -> Result<MultiProbe> {
-        MultiProbe::new(self.take_nodes()?, self.hasher, self.options.probes.unwrap_or(DEFAULT_PROBES))
+        MultiProbe::new(self.take_nodes()?, self.options.hasher, self.options.probes.unwrap_or(DEFAULT_PROBES))
     }
 }
 
@@ -194,13 +232,34 @@ impl MultiProbe {
     }
 }
 
-router_plumbing!(MultiProbe, "multiprobe" {
+impl Router for MultiProbe {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::MultiProbe
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.owner(self.hasher.hash(key))
+    }
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        Ok(self.owner(hash))
+    }
+    /// Hashes the keys a chunk at a time through
+    /// [`KeyHasher::hash_batch`](crate::KeyHasher::hash_batch), then looks each hash up.
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        crate::algo::route_batch_by_hash(&self.hasher, keys, out, |h| self.owner(h));
+    }
     /// Nodes by increasing best clockwise distance over the probes (see the type docs).
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         self.preference_from_hash(self.hasher.hash(key), visit);
         Ok(())
     }
-});
+}
 
 #[cfg(test)]
 mod tests {

@@ -16,11 +16,13 @@
 
 use std::ops::ControlFlow;
 
-use crate::algo::builder::{router_basics, router_plumbing};
+use crate::algo::builder::Configure;
 use crate::circle::{Circle, MAX_POINTS};
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::{Node, NodeId, NodeSet};
+use crate::router::Router;
 use crate::Builder;
 
 /// Points per weight unit (`ngx_http_upstream_init_chash`).
@@ -48,7 +50,32 @@ pub struct Nginx {
     circle: Circle<u32>,
 }
 
-router_basics!(Nginx);
+impl Nginx {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<Nginx> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<Nginx>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Nginx::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<Nginx>`].
+#[derive(Clone, Debug, Default)]
+pub struct NginxOptions {}
+
+impl Configure for Nginx {
+    type Options = NginxOptions;
+}
 
 impl Builder<Nginx> {
     /// Builds the points (`160 Σw` CRC-32s and a sort).
@@ -180,7 +207,20 @@ impl Nginx {
     }
 }
 
-router_plumbing!(Nginx, "nginx", no_hash64 {
+impl Router for Nginx {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Nginx
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.route_key(key)
+    }
     /// The ring walked forward from the key's point, distinct servers: where nginx retries a
     /// key whose server failed (`hp->hash++`).
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
@@ -188,7 +228,7 @@ router_plumbing!(Nginx, "nginx", no_hash64 {
         self.circle.walk_clockwise(start, self.nodes.len(), visit);
         Ok(())
     }
-});
+}
 
 #[cfg(test)]
 mod tests {

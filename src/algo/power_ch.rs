@@ -119,20 +119,26 @@ pub fn try_bucket(key: u64, buckets: u32) -> Result<u32> {
     }
 }
 
-crate::algo::last_bucket::last_bucket_router! {
-    /// Power consistent hashing over named nodes: hash the key bytes with the configured
-    /// hasher, then [`bucket`].
-    ///
-    /// Node `i` is bucket `i`: append nodes at the end (and remove from the end) to move the
-    /// minimum. Weights must all be 1. A single node takes every key (the reference crate
-    /// rejects one bucket). Cost: one key hash plus expected O(1) integer steps; no memory
-    /// beyond the node set.
-    PowerCh, "power",
-    fields {},
-    bucket |_s, h, n| bucket_unchecked(h, n),
-    batch |_s, keys, n, out| {
-        for (o, &k) in out.iter_mut().zip(keys) {
-            *o = bucket_unchecked(k, n);
-        }
-    },
+/// Power consistent hashing's bucket function, the kernel of [`PowerCh`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PowerBucket;
+
+impl crate::algo::bucketed::sealed::Sealed for PowerBucket {}
+
+impl crate::algo::bucketed::BucketFn for PowerBucket {
+    const ALGORITHM: crate::Algorithm = crate::Algorithm::Power;
+
+    #[inline]
+    fn bucket(&self, hash: u64, n: u32) -> u32 {
+        bucket_unchecked(hash, n)
+    }
 }
+
+/// Power consistent hashing over named nodes: hash the key bytes with the configured
+/// hasher, then [`bucket`].
+///
+/// Node `i` is bucket `i`: append nodes at the end (and remove from the end) to move the
+/// minimum. Weights must all be 1. A single node takes every key (the reference crate
+/// rejects one bucket). Cost: one key hash plus expected O(1) integer steps; no memory
+/// beyond the node set. See [`Bucketed`](crate::algo::bucketed::Bucketed) for the methods.
+pub type PowerCh = crate::algo::bucketed::Bucketed<PowerBucket>;

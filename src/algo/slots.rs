@@ -11,10 +11,15 @@
 
 use std::ops::{ControlFlow, RangeInclusive};
 
-use crate::algo::builder::{router_basics, router_plumbing};
+use crate::algo::builder::Configure;
+use crate::arcs::{Arcs, Placement};
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::crc16_xmodem;
+use crate::hash::KeyHasher;
+use crate::migration::KeySpace;
 use crate::node::{Node, NodeId, NodeSet};
+use crate::router::Router;
 use crate::Builder;
 
 /// Number of hash slots in a Redis Cluster.
@@ -153,7 +158,34 @@ pub struct RedisSlots {
     table: Box<[u32]>,
 }
 
-router_basics!(RedisSlots);
+impl RedisSlots {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<RedisSlots> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<RedisSlots>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        RedisSlots::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<RedisSlots>`].
+#[derive(Clone, Debug, Default)]
+pub struct RedisSlotsOptions {
+    pub(crate) slot_ranges: Option<Vec<(RangeInclusive<u16>, String)>>,
+}
+
+impl Configure for RedisSlots {
+    type Options = RedisSlotsOptions;
+}
 
 impl Builder<RedisSlots> {
     /// An explicit layout instead of redis-cli's: every slot must be covered by exactly one
@@ -342,25 +374,43 @@ fn check_range(range: &RangeInclusive<u16>) -> Result<()> {
     Ok(())
 }
 
-router_plumbing!(RedisSlots, "slots", no_hash64 {
+impl Router for RedisSlots {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Slots
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.route_key(key)
+    }
     /// [`key_slot_batch`] a chunk at a time, then one table read per key.
     fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
-        assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
-        const CHUNK: usize = 64;
-        let mut slots = [0u16; CHUNK];
-        for (ks, os) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
-            key_slot_batch(ks, &mut slots[..ks.len()]);
-            for (o, &s) in os.iter_mut().zip(&slots) {
+        crate::algo::route_chunks::<u16, 64>(keys, out, key_slot_batch, |slots, os| {
+            for (o, &s) in os.iter_mut().zip(slots) {
                 *o = self.slot_owner(s);
             }
-        }
+        });
     }
     /// Unsupported: a slot has one owner; failover is the cluster's job (see the type docs).
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         let _ = (key, visit);
         Err(Error::Unsupported { algorithm: "slots", operation: "preference lists (a slot has one owner)" })
     }
-});
+    /// The maximal slot ranges and their owners, over the 16384 slots. O(16384).
+    fn arcs(&self) -> Option<Arcs<'_>> {
+        let (ends, owners): (Vec<u64>, Vec<u32>) =
+            self.ranges().into_iter().map(|(range, owner)| (u64::from(*range.end()), owner.as_u32())).unzip();
+        Some(Arcs::trusted(KeySpace::Slots, ends, owners, Placement::hashed(KeyHasher::Crc16)))
+    }
+    fn canonical_bytes(&self) -> Vec<u8> {
+        crate::fingerprint::slots_encoding(self)
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -543,7 +593,7 @@ mod tests {
     #[test]
     fn router_surface() {
         let s = three();
-        assert_eq!(s.algorithm(), "slots");
+        assert_eq!(s.algorithm(), crate::Algorithm::Slots);
         assert!(matches!(s.replicas(b"k", 1), Err(Error::Unsupported { .. })));
         assert!(matches!(s.route_hash(1), Err(Error::Unsupported { .. })));
         assert_eq!(s.route(b"{user1000}.a"), s.slot_owner(key_slot(b"user1000")));

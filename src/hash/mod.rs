@@ -104,9 +104,26 @@ impl Default for KeyHasher {
 }
 
 impl KeyHasher {
-    /// The hasher's short name, as the CLI spells it (`xxh3`, `xxh64`, `murmur3`, `murmur3-32`,
-    /// `md5`, `crc16`, `xxh32`, `crc32`, `sdbm`, `sdbm-avalanche`, `murmur2-kafka`,
-    /// `murmur64a-envoy`, `oaat`, `fnv1a-32`).
+    /// Every hasher (seeded ones with seed 0), in the order lists of hashers show them: the one
+    /// table of hasher names with [`KeyHasher::name`].
+    pub const ALL: [KeyHasher; 14] = [
+        KeyHasher::Xxh3 { seed: 0 },
+        KeyHasher::Xxh64 { seed: 0 },
+        KeyHasher::Murmur3X64 { seed: 0 },
+        KeyHasher::Murmur3X86_32 { seed: 0 },
+        KeyHasher::Md5,
+        KeyHasher::Crc16,
+        KeyHasher::Xxh32 { seed: 0 },
+        KeyHasher::Crc32,
+        KeyHasher::Sdbm,
+        KeyHasher::SdbmAvalanche,
+        KeyHasher::Murmur2Kafka,
+        KeyHasher::Murmur64aEnvoy,
+        KeyHasher::Oaat,
+        KeyHasher::Fnv1a32,
+    ];
+
+    /// The hasher's short name, as the CLI and configurations spell it.
     pub fn name(&self) -> &'static str {
         match self {
             KeyHasher::Xxh3 { .. } => "xxh3",
@@ -148,46 +165,33 @@ impl KeyHasher {
     /// The hasher named `name` (as in [`KeyHasher::name`]) with `seed`.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidParameter`] for an unknown name, or a seed that does not fit the
-    /// hasher (Murmur3 and XXH32 take 32-bit seeds; the others take none, so only 0 is accepted).
+    /// [`crate::Error::InvalidParameter`] for an unknown name (naming every hasher of
+    /// [`KeyHasher::ALL`]), or a seed that does not fit the hasher (Murmur3 and XXH32 take
+    /// 32-bit seeds; the others take none, so only 0 is accepted).
     pub fn from_name(name: &str, seed: u64) -> crate::Result<KeyHasher> {
+        let Some(&unseeded) = KeyHasher::ALL.iter().find(|h| h.name() == name) else {
+            let names = crate::config::names_list(KeyHasher::ALL.iter().map(KeyHasher::name));
+            return Err(crate::Error::InvalidParameter {
+                name: "hash",
+                reason: format!("unknown hasher {name:?} (expected {names})"),
+            });
+        };
         let seed32 = || {
             u32::try_from(seed).map_err(|_| crate::Error::InvalidParameter {
                 name: "seed",
                 reason: format!("{seed} does not fit in 32 bits, which {name} requires"),
             })
         };
-        let unseeded = |h: KeyHasher| {
-            if seed == 0 {
-                Ok(h)
-            } else {
-                Err(crate::Error::InvalidParameter {
-                    name: "seed",
-                    reason: format!("{name} takes no seed (got {seed})"),
-                })
-            }
-        };
-        match name {
-            "xxh3" => Ok(KeyHasher::Xxh3 { seed }),
-            "xxh64" => Ok(KeyHasher::Xxh64 { seed }),
-            "murmur3" => Ok(KeyHasher::Murmur3X64 { seed: seed32()? }),
-            "murmur3-32" => Ok(KeyHasher::Murmur3X86_32 { seed: seed32()? }),
-            "md5" => unseeded(KeyHasher::Md5),
-            "crc16" => unseeded(KeyHasher::Crc16),
-            "xxh32" => Ok(KeyHasher::Xxh32 { seed: seed32()? }),
-            "crc32" => unseeded(KeyHasher::Crc32),
-            "sdbm" => unseeded(KeyHasher::Sdbm),
-            "sdbm-avalanche" => unseeded(KeyHasher::SdbmAvalanche),
-            "murmur2-kafka" => unseeded(KeyHasher::Murmur2Kafka),
-            "murmur64a-envoy" => unseeded(KeyHasher::Murmur64aEnvoy),
-            "oaat" => unseeded(KeyHasher::Oaat),
-            "fnv1a-32" => unseeded(KeyHasher::Fnv1a32),
-            other => Err(crate::Error::InvalidParameter {
-                name: "hash",
-                reason: format!(
-                    "unknown hasher {other:?} (expected xxh3, xxh64, murmur3, murmur3-32, md5, crc16, xxh32, \
-                     crc32, sdbm, sdbm-avalanche, murmur2-kafka, murmur64a-envoy, oaat or fnv1a-32)"
-                ),
+        match unseeded {
+            KeyHasher::Xxh3 { .. } => Ok(KeyHasher::Xxh3 { seed }),
+            KeyHasher::Xxh64 { .. } => Ok(KeyHasher::Xxh64 { seed }),
+            KeyHasher::Murmur3X64 { .. } => Ok(KeyHasher::Murmur3X64 { seed: seed32()? }),
+            KeyHasher::Murmur3X86_32 { .. } => Ok(KeyHasher::Murmur3X86_32 { seed: seed32()? }),
+            KeyHasher::Xxh32 { .. } => Ok(KeyHasher::Xxh32 { seed: seed32()? }),
+            _ if seed == 0 => Ok(unseeded),
+            _ => Err(crate::Error::InvalidParameter {
+                name: "seed",
+                reason: format!("{name} takes no seed (got {seed})"),
             }),
         }
     }

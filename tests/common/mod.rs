@@ -1,15 +1,21 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, unreachable_pub)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// The workspace root (the folder holding `Cargo.lock`), from whichever member's tests run.
+pub fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.ancestors().find(|d| d.join("Cargo.lock").is_file()).unwrap_or(manifest).to_path_buf()
+}
 
 /// The compatibility vectors folder: `$HASHROUTE_VECTORS`, else `../shared/vectors` beside the
-/// crate. `None` (with a visible message) when absent on a developer machine; a panic when the
+/// workspace. `None` (with a visible message) when absent on a developer machine; a panic when the
 /// `CI` environment variable is set, because CI must check every vector.
 pub fn vectors_dir() -> Option<PathBuf> {
     let dir = match std::env::var_os("HASHROUTE_VECTORS") {
         Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors"),
+        None => workspace_root().join("../shared/vectors"),
     };
     if dir.is_dir() {
         return Some(dir);

@@ -24,12 +24,14 @@ use std::ops::ControlFlow;
 
 mod kernel;
 
-use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::algo::builder::Configure;
 use crate::arch::{Isa, Kernels};
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::mix::{mix64, xorshift_mult64};
 use crate::node::{Node, NodeId, NodeSet};
+use crate::router::Router;
 use crate::Builder;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +96,43 @@ fn unit_interval(x: u64) -> f64 {
     (((x >> 12) << 1) | 1) as f64 * SCALE
 }
 
-hashed_router_basics!(Rendezvous);
+impl Rendezvous {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<Rendezvous> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<Rendezvous>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Rendezvous::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<Rendezvous>`].
+#[derive(Clone, Debug, Default)]
+pub struct RendezvousOptions {
+    pub(crate) hasher: KeyHasher,
+    pub(crate) go_rendezvous: bool,
+}
+
+impl Configure for Rendezvous {
+    type Options = RendezvousOptions;
+}
+
+impl Builder<Rendezvous> {
+    /// The key hasher; default xxh3 with seed 0.
+    pub fn hasher(mut self, hasher: KeyHasher) -> Builder<Rendezvous> {
+        self.options.hasher = hasher;
+        self
+    }
+}
 
 impl Builder<Rendezvous> {
     /// Reproduce dgryski/go-rendezvous (`rendezvous.New(nodes, xxhash.Sum64String)`, as go-redis
@@ -116,15 +154,14 @@ impl Builder<Rendezvous> {
         if self.options.go_rendezvous {
             Rendezvous::go_rendezvous(nodes)
         } else {
-            Rendezvous::new(nodes, self.hasher)
+            Rendezvous::new(nodes, self.options.hasher)
         }
     }
 }
 
 impl Rendezvous {
     fn new(nodes: NodeSet, hasher: KeyHasher) -> Result<Rendezvous> {
-        let mut order: Vec<u32> = (0..nodes.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| nodes.name(NodeId::from_index(a)).cmp(nodes.name(NodeId::from_index(b))));
+        let order = nodes.ids_by_name();
         Ok(Rendezvous::build(nodes, hasher, Scoring::Mix64, order))
     }
 
@@ -260,7 +297,28 @@ impl Rendezvous {
     }
 }
 
-router_plumbing!(Rendezvous, "rendezvous" {
+impl Router for Rendezvous {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Rendezvous
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.owner(self.hasher.hash(key))
+    }
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        Ok(self.owner(hash))
+    }
+    /// Hashes the keys a chunk at a time through
+    /// [`KeyHasher::hash_batch`](crate::KeyHasher::hash_batch), then looks each hash up.
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        crate::algo::route_batch_by_hash(&self.hasher, keys, out, |h| self.owner(h));
+    }
     /// Nodes by descending score, ties as in `route`. Allocates one score per node.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         let k = self.hasher.hash(key);
@@ -286,7 +344,7 @@ router_plumbing!(Rendezvous, "rendezvous" {
         }
         Ok(())
     }
-});
+}
 
 #[cfg(test)]
 mod tests {

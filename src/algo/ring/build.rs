@@ -38,25 +38,21 @@ pub(super) fn point_counts(nodes: &NodeSet, vnodes: u32) -> Result<Vec<u32>> {
     Ok(counts)
 }
 
-/// Node ids sorted by name: equal points are ordered by this rank.
-pub(super) fn name_order(nodes: &NodeSet) -> Vec<u32> {
-    let mut by_name: Vec<u32> = (0..nodes.len() as u32).collect();
-    by_name.sort_unstable_by(|&a, &b| nodes.name(NodeId::from_index(a)).cmp(nodes.name(NodeId::from_index(b))));
-    by_name
-}
-
-/// Above this many points, point hashing is spread over the rayon pool.
+/// Above this many points, a ring built with [`Builder::<Ring>::parallel`](crate::Builder)
+/// spreads point hashing over the rayon pool (below, the hand-off costs more than it saves).
 #[cfg(feature = "parallel")]
 const PAR_BUILD_POINTS: usize = 1 << 16;
 
 /// The points of the nodes listed in `order` (sorted by name), sorted by (point, name), with
 /// their owners. Generation follows `order`, so a stable sort by point alone yields the
 /// (point, name) order.
+/// `parallel`: use the rayon pool (only when the caller asked for it).
 pub(super) fn generate_sorted(
     nodes: &NodeSet,
     hasher: &KeyHasher,
     counts: &[u32],
     order: &[u32],
+    parallel: bool,
 ) -> (Vec<u64>, Vec<u32>) {
     let total: usize = order.iter().map(|&id| counts[id as usize] as usize).sum();
     let mut points = vec![0u64; total];
@@ -85,7 +81,7 @@ pub(super) fn generate_sorted(
         }
     };
     #[cfg(feature = "parallel")]
-    if total >= PAR_BUILD_POINTS {
+    if parallel && total >= PAR_BUILD_POINTS {
         use rayon::prelude::*;
         slices.par_iter_mut().with_min_len(16).for_each(fill);
     } else {
@@ -94,7 +90,7 @@ pub(super) fn generate_sorted(
     #[cfg(not(feature = "parallel"))]
     slices.iter_mut().for_each(fill);
     drop(slices);
-    radix_sort(&mut points, &mut owners);
+    radix_sort(&mut points, &mut owners, parallel);
     (points, owners)
 }
 
@@ -118,10 +114,10 @@ fn push_decimal(buf: &mut Vec<u8>, mut v: u32) {
 /// of the sorted vectors equal their lengths.
 ///
 /// Large inputs first split by the top byte (one pass over memory, 2 × 256 write streams),
-/// then LSD-sort each of the 256 buckets while it sits in cache, buckets spread over the rayon
-/// pool. A plain LSD over the whole array measured ~3× slower at 1.6M points: each of its 8
-/// passes scatters across memory that no longer fits in cache.
-fn radix_sort(keys: &mut Vec<u64>, vals: &mut Vec<u32>) {
+/// then LSD-sort each of the 256 buckets while it sits in cache (the buckets spread over the
+/// rayon pool when `parallel`). A plain LSD over the whole array is slower: each of its 8 passes
+/// scatters across memory that no longer fits in cache.
+fn radix_sort(keys: &mut Vec<u64>, vals: &mut Vec<u32>, parallel: bool) {
     let n = keys.len();
     let mut k2 = vec![0u64; n];
     let mut v2 = vec![0u32; n];
@@ -166,12 +162,17 @@ fn radix_sort(keys: &mut Vec<u64>, vals: &mut Vec<u32>) {
         }
     };
     #[cfg(feature = "parallel")]
-    {
+    if parallel {
         use rayon::prelude::*;
         jobs.par_iter_mut().for_each(run);
+    } else {
+        jobs.iter_mut().for_each(run);
     }
     #[cfg(not(feature = "parallel"))]
-    jobs.iter_mut().for_each(run);
+    {
+        let _ = parallel;
+        jobs.iter_mut().for_each(run);
+    }
     drop(jobs);
     std::mem::swap(keys, &mut k2);
     std::mem::swap(vals, &mut v2);
@@ -248,7 +249,7 @@ mod tests {
     /// definition the fast build must reproduce exactly.
     fn reference(nodes: &NodeSet, hasher: KeyHasher, v: u32) -> (Vec<u64>, Vec<u32>) {
         let counts = point_counts(nodes, v).unwrap();
-        let by_name = name_order(nodes);
+        let by_name = nodes.ids_by_name();
         let mut rank = vec![0u32; nodes.len()];
         for (r, &id) in by_name.iter().enumerate() {
             rank[id as usize] = r as u32;

@@ -19,15 +19,19 @@ mod rebuild;
 
 use std::ops::ControlFlow;
 
-use crate::algo::builder::{hashed_router_basics, router_plumbing};
+use crate::algo::builder::Configure;
+use crate::arcs::{Arcs, Placement};
+pub(crate) use crate::circle::Layout;
 use crate::circle::{Circle, Index};
-pub use crate::circle::{Layout, INDEX_MIN_POINTS};
+use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
+use crate::migration::KeySpace;
 use crate::node::{NodeId, NodeSet};
+use crate::router::Router;
 use crate::search;
 use crate::Builder;
-use build::{generate_sorted, name_order, point_counts};
+use build::{generate_sorted, point_counts};
 
 pub(crate) use crate::circle::MAX_POINTS;
 pub(crate) const MAX_VNODES: u32 = 1 << 20;
@@ -47,14 +51,61 @@ pub(crate) const DEFAULT_VNODES: u32 = 160;
 #[derive(Clone, Debug)]
 pub struct Ring {
     nodes: NodeSet,
-    hasher: KeyHasher,
-    vnodes: u32,
+    params: Params,
     circle: Circle<u64, Index>,
     collisions: usize,
-    layout: Layout,
 }
 
-hashed_router_basics!(Ring);
+/// How a ring was built: what its points depend on (hasher, vnodes) and how it searches and
+/// builds them (layout, threads), kept for its incremental rebuilds.
+#[derive(Clone, Copy, Debug)]
+struct Params {
+    hasher: KeyHasher,
+    vnodes: u32,
+    layout: Layout,
+    /// Build on the rayon pool: only when the caller asked ([`Builder::<Ring>::parallel`]).
+    parallel: bool,
+}
+
+impl Ring {
+    /// A builder for this router (see [`Builder`]).
+    pub fn builder() -> Builder<Ring> {
+        Builder::default()
+    }
+
+    /// A router over weight-1 nodes named `names`, with the default options.
+    ///
+    /// # Errors
+    /// As [`NodeSet::from_names`](crate::NodeSet::from_names) and the builder's `build`.
+    pub fn from_names<I>(names: I) -> Result<Ring>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        Ring::builder().nodes(names).build()
+    }
+}
+
+/// The options of [`Builder<Ring>`].
+#[derive(Clone, Debug, Default)]
+pub struct RingOptions {
+    pub(crate) hasher: KeyHasher,
+    pub(crate) vnodes: Option<u64>,
+    pub(crate) layout: Layout,
+    pub(crate) parallel: bool,
+}
+
+impl Configure for Ring {
+    type Options = RingOptions;
+}
+
+impl Builder<Ring> {
+    /// The key hasher; default xxh3 with seed 0.
+    pub fn hasher(mut self, hasher: KeyHasher) -> Builder<Ring> {
+        self.options.hasher = hasher;
+        self
+    }
+}
 
 impl Builder<Ring> {
     /// Virtual nodes per weight-1 node, 1..=[`Ring::MAX_VNODES`] (default
@@ -70,6 +121,15 @@ impl Builder<Ring> {
         self
     }
 
+    /// Builds big rings (from 64Ki points) on the current rayon pool, here and in the ring's
+    /// `with_node` / `without_node` / `with_weight` (default `false`: the caller's thread only).
+    /// Routes do not depend on it.
+    #[cfg(feature = "parallel")]
+    pub fn parallel(mut self, parallel: bool) -> Builder<Ring> {
+        self.options.parallel = parallel;
+        self
+    }
+
     /// Builds the ring.
     ///
     /// # Errors
@@ -80,7 +140,11 @@ impl Builder<Ring> {
         if vnodes == 0 || vnodes > u64::from(MAX_VNODES) {
             return Err(Error::InvalidVnodes { vnodes, max: MAX_VNODES });
         }
-        Ring::from_parts(nodes, self.hasher, vnodes as u32, self.options.layout)
+        let o = &self.options;
+        Ring::from_parts(
+            nodes,
+            Params { hasher: o.hasher, vnodes: vnodes as u32, layout: o.layout, parallel: o.parallel },
+        )
     }
 }
 
@@ -92,24 +156,17 @@ impl Ring {
     /// The vnode count used when the builder is not given one (Ketama's 160).
     pub const DEFAULT_VNODES: u32 = DEFAULT_VNODES;
 
-    fn from_parts(nodes: NodeSet, hasher: KeyHasher, vnodes: u32, layout: Layout) -> Result<Ring> {
-        let counts = point_counts(&nodes, vnodes)?;
-        let by_name = name_order(&nodes);
-        let (points, owners) = generate_sorted(&nodes, &hasher, &counts, &by_name);
-        Ok(Ring::assemble(nodes, hasher, vnodes, layout, points, owners))
+    fn from_parts(nodes: NodeSet, params: Params) -> Result<Ring> {
+        let counts = point_counts(&nodes, params.vnodes)?;
+        let by_name = nodes.ids_by_name();
+        let (points, owners) = generate_sorted(&nodes, &params.hasher, &counts, &by_name, params.parallel);
+        Ok(Ring::assemble(nodes, params, points, owners))
     }
 
-    fn assemble(
-        nodes: NodeSet,
-        hasher: KeyHasher,
-        vnodes: u32,
-        layout: Layout,
-        points: Vec<u64>,
-        owners: Vec<u32>,
-    ) -> Ring {
-        let circle = Circle::with_layout(points, owners, layout);
+    fn assemble(nodes: NodeSet, params: Params, points: Vec<u64>, owners: Vec<u32>) -> Ring {
+        let circle = Circle::with_layout(points, owners, params.layout);
         let collisions = circle.count_collisions();
-        Ring { nodes, hasher, vnodes, circle, collisions, layout }
+        Ring { nodes, params, circle, collisions }
     }
 
     /// The same ring searched with `layout`: a clone of the points and owners (O(P) time and
@@ -117,7 +174,7 @@ impl Ring {
     /// Routes do not change.
     pub fn with_layout(&self, layout: Layout) -> Ring {
         let mut ring = self.clone();
-        ring.layout = layout;
+        ring.params.layout = layout;
         ring.circle.set_layout(layout);
         ring
     }
@@ -129,12 +186,12 @@ impl Ring {
 
     /// Virtual nodes per weight-1 node.
     pub fn vnodes(&self) -> u32 {
-        self.vnodes
+        self.params.vnodes
     }
 
     /// The hasher in use (for keys and points).
     pub fn hasher(&self) -> KeyHasher {
-        self.hasher
+        self.params.hasher
     }
 
     /// The sorted points.
@@ -180,7 +237,23 @@ impl Ring {
     }
 }
 
-router_plumbing!(Ring, "ring", own_batch {
+impl Router for Ring {
+    fn algorithm(&self) -> Algorithm {
+        Algorithm::Ring
+    }
+    fn nodes(&self) -> &NodeSet {
+        &self.nodes
+    }
+    fn memory_bytes(&self) -> usize {
+        crate::algo::memory_bytes::<Self>(self.heap_bytes(), &self.nodes)
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        self.owner(self.params.hasher.hash(key))
+    }
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        Ok(self.owner(hash))
+    }
     /// Software-pipelined: hashes and searches chunk `k + 1` while the owner lines of chunk `k`
     /// (prefetched as soon as its indices are known) arrive, then reads chunk `k`'s owners.
     /// Measured against reading the owners inside the radix kernel (prefetched with each key's
@@ -198,7 +271,7 @@ router_plumbing!(Ring, "ring", own_batch {
         for (n, (ks, os)) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
             let m = ks.len();
             let cur = n & 1;
-            self.hasher.hash_batch(ks, &mut hashes[..m]);
+            self.params.hasher.hash_batch(ks, &mut hashes[..m]);
             self.circle.successor_batch(&hashes[..m], &mut idx[cur][..m]);
             for &i in &idx[cur][..m] {
                 crate::arch::prefetch(self.circle.owners(), i);
@@ -218,10 +291,17 @@ router_plumbing!(Ring, "ring", own_batch {
     /// Dynamo's preference list: walk clockwise from the key's point, skipping nodes already
     /// produced.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
-        self.circle.walk_clockwise(self.point_index(self.hasher.hash(key)), self.nodes.len(), visit);
+        self.circle.walk_clockwise(self.point_index(self.params.hasher.hash(key)), self.nodes.len(), visit);
         Ok(())
     }
-});
+    /// The ring's own points and owners, borrowed.
+    fn arcs(&self) -> Option<Arcs<'_>> {
+        Some(Arcs::trusted(KeySpace::Hash64, self.points(), self.owners(), Placement::hashed(self.params.hasher)))
+    }
+    fn canonical_bytes(&self) -> Vec<u8> {
+        crate::fingerprint::ring_encoding(self)
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -14,8 +14,8 @@ impl Ring {
     /// nodes whose name and point count are unchanged keep their points; the others' points are
     /// generated, sorted and merged in. Identical to a full build (tested), O(P + k log k).
     fn rebuilt(&self, new_nodes: NodeSet) -> Result<Ring> {
-        let new_counts = point_counts(&new_nodes, self.vnodes)?;
-        let old_counts = point_counts(&self.nodes, self.vnodes)?;
+        let new_counts = point_counts(&new_nodes, self.params.vnodes)?;
+        let old_counts = point_counts(&self.nodes, self.params.vnodes)?;
         // Old id -> new id for nodes whose points carry over unchanged.
         let mut remap = vec![u32::MAX; self.nodes.len()];
         let mut kept_new = vec![false; new_nodes.len()];
@@ -30,14 +30,12 @@ impl Ring {
         let fresh_total: usize = (0..new_nodes.len()).filter(|&i| !kept_new[i]).map(|i| new_counts[i] as usize).sum();
         let total: usize = new_counts.iter().map(|&c| c as usize).sum();
         if 2 * fresh_total > total {
-            return Ring::from_parts(new_nodes, self.hasher, self.vnodes, self.layout);
+            return Ring::from_parts(new_nodes, self.params);
         }
         // Only the fresh nodes need their name order (sorting all names cost more than the merge).
         let mut by_name: Vec<u32> = (0..new_nodes.len() as u32).filter(|&id| !kept_new[id as usize]).collect();
-        by_name.sort_unstable_by(|&a, &b| {
-            new_nodes.name(NodeId::from_index(a)).cmp(new_nodes.name(NodeId::from_index(b)))
-        });
-        let fresh = generate_sorted(&new_nodes, &self.hasher, &new_counts, &by_name);
+        new_nodes.sort_by_name(&mut by_name);
+        let fresh = generate_sorted(&new_nodes, &self.params.hasher, &new_counts, &by_name, self.params.parallel);
         let merged = if remap.iter().enumerate().all(|(old, &new)| new == old as u32) {
             self.merge_added(&new_nodes, &fresh, total)
         } else if let Some(gone) = one_removed(&remap).filter(|_| fresh.0.is_empty()) {
@@ -45,7 +43,7 @@ impl Ring {
         } else {
             self.merge_remapped(&new_nodes, &remap, &fresh, total)
         };
-        Ok(Ring::assemble(new_nodes, self.hasher, self.vnodes, self.layout, merged.0, merged.1))
+        Ok(Ring::assemble(new_nodes, self.params, merged.0, merged.1))
     }
 
     /// Every old node kept under its id (an added node): copies the runs of old points between

@@ -1,0 +1,78 @@
+//! Measuring routers: which algorithm and how many vnodes for a cluster, the balance of a given
+//! router, the keys that move between two routers, and the cache hit rate around a resize.
+//!
+//! The benchmark suite (`cargo bench`) and the CLI's `hashroute recommend` run this code, so
+//! the published report and the tool's answer agree. Everything is deterministic for a given
+//! seed; only the timings depend on the machine.
+//!
+//! ```
+//! use hashroute_analysis::{recommend, Request};
+//! let rec = recommend(&Request::for_node_count(8).targets(&[1.25]).smoke())?;
+//! let ring = &rec.answers[0].ring;
+//! assert!(ring.vnodes.unwrap() > 10 && ring.max_over_mean <= 1.25);
+//! # Ok::<(), hashroute::Error>(())
+//! ```
+
+#[doc(hidden)]
+pub mod cache;
+#[doc(hidden)]
+pub mod closed_form;
+#[doc(hidden)]
+pub mod partition;
+mod recommend;
+#[doc(hidden)]
+pub mod rng;
+#[doc(hidden)]
+pub mod stats;
+#[doc(hidden)]
+pub mod sweep;
+
+pub use cache::{CacheSim, CacheTimeline};
+pub use closed_form::{ring_tail, ring_vnodes_for};
+pub use partition::Movement;
+pub use recommend::{recommend, GrowSpread, Recommendation, Request, Requirement, TargetAnswer, Verdict};
+pub use stats::Balance;
+
+use hashroute::Result;
+use hashroute::{AnyRouter, Router};
+
+/// How evenly `router` spreads keys over its nodes (loads relative to each node's weight
+/// share): exact from its arcs or table for ring, Ketama, Redis slots and Maglev, else from
+/// `sample_keys` routed keys (sampling noise ≈ `sqrt((N - 1) / sample_keys)` of the mean).
+/// Cost: O(points) exact, `sample_keys` routes otherwise.
+///
+/// # Errors
+/// None in practice for the crate's routers; the `Result` covers future load models.
+pub fn balance(router: &AnyRouter, sample_keys: usize) -> Result<Balance> {
+    let shares: Vec<f64> = router.nodes().iter().map(|(_, n)| n.weight()).collect();
+    if let Ok(p) = sweep::partition_of(router) {
+        return Ok(Balance::from_loads(&p.loads(), &shares));
+    }
+    if let Ok(t) = sweep::table_of(router) {
+        return Ok(Balance::from_loads(&t.loads(), &shares));
+    }
+    let mut counts = vec![0f64; router.node_count()];
+    let mut rng = rng::SplitMix64::new(0x6B65_7973);
+    for _ in 0..sample_keys.max(1) {
+        counts[router.route(&rng.next_u64().to_le_bytes()).index()] += 1.0;
+    }
+    Ok(Balance::from_loads(&counts, &shares))
+}
+
+/// The fraction of keys that change owner from `before` to `after`, against the ideal:
+/// exact from arcs for rings, Ketama and Redis slots (and tables for Maglev), else over
+/// `sample_keys` random keys.
+///
+/// # Errors
+/// None in practice; the `Result` covers future load models.
+pub fn movement(before: &AnyRouter, after: &AnyRouter, sample_keys: usize) -> Result<Movement> {
+    if let (Ok(a), Ok(b)) = (sweep::partition_of(before), sweep::partition_of(after)) {
+        return Ok(a.movement(&b));
+    }
+    if let (Ok(a), Ok(b)) = (sweep::table_of(before), sweep::table_of(after)) {
+        if let Some(m) = a.movement(&b) {
+            return Ok(m);
+        }
+    }
+    Ok(sweep::sampled_movement(before, after, sample_keys.max(1), 0x6D6F))
+}

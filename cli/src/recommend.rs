@@ -1,0 +1,125 @@
+//! `hashroute recommend`: which algorithm and how many vnodes for a cluster, from the same code
+//! as the benchmark sweep.
+
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+
+use clap::Args;
+use hashroute_analysis::{recommend, Request, Requirement};
+
+use crate::failure::Failure;
+use crate::router_args::read_nodes_file;
+
+/// Environment variable that shrinks the run to a smoke test (as the benchmarks'
+/// `HASHROUTE_QUICK`): set to anything but empty or `0`.
+const QUICK_ENV: &str = "HASHROUTE_QUICK";
+
+/// Which algorithm (and how many ring vnodes) keeps the busiest node within --max-load of the
+/// mean, for random clusters of --node-count nodes or for your own --nodes-file
+///
+/// For each target: the ring's vnode count, aimed with a closed-form estimate and confirmed on
+/// exact arc loads (the tail quantile over random clusters that their count supports, or the
+/// exact loads of your cluster and its spread after --grow), then every other algorithm's
+/// verdict under your constraints and the cheapest one that meets them all. Seconds for up to a
+/// few thousand nodes; --full (the benchmark's HASHROUTE_FULL sizes) takes minutes.
+#[derive(Args, Debug)]
+pub(crate) struct RecommendArgs {
+    /// Random clusters of N nodes (1 to 1000000)
+    #[arg(
+        long,
+        value_name = "N",
+        required_unless_present_any = ["nodes_file", "from_config"],
+        conflicts_with_all = ["nodes_file", "from_config"]
+    )]
+    node_count: Option<usize>,
+    /// Your cluster: one `NAME [WEIGHT]` per line (libketama's server file); loads are exact
+    #[arg(long, value_name = "FILE", conflicts_with = "from_config")]
+    nodes_file: Option<PathBuf>,
+    #[command(flatten)]
+    proxy: crate::proxy_args::LayoutArgs,
+    /// Balance targets: largest acceptable busiest-node load over the mean, comma-separated
+    #[arg(long, value_name = "RATIOS", default_value = "1.05,1.10,1.25,1.50")]
+    max_load: String,
+    /// Capabilities every answer needs: remove-any, weights, replicas (comma-separated), or none
+    #[arg(long, value_name = "LIST", default_value = "remove-any")]
+    require: String,
+    /// Only routers placing keys exactly like this system: ketama, libketama, uhashring,
+    /// libmemcached, spymemcached, python-hash-ring, twemproxy, libmemcached-oaat, redis-slots,
+    /// maglev-envoy, nginx, haproxy, envoy-ring
+    #[arg(long, value_name = "NAME")]
+    compatible_with: Option<String>,
+    /// Largest router memory allowed, in bytes
+    #[arg(long, value_name = "BYTES")]
+    max_memory: Option<u64>,
+    /// Slowest single-key lookup allowed, in ns (measured on this machine)
+    #[arg(long, value_name = "NS")]
+    max_lookup_ns: Option<f64>,
+    /// Seed of the random clusters, keys and grown nodes
+    #[arg(long, value_name = "S", default_value_t = 0x5EED)]
+    seed: u64,
+    /// With --nodes-file: how the cluster will grow (node counts and percentages)
+    #[arg(long, value_name = "LIST", default_value = "1,25%")]
+    grow: String,
+    /// The benchmark's full sizes (HASHROUTE_FULL): more clusters, higher quantiles, minutes
+    #[arg(long)]
+    full: bool,
+}
+
+/// Whether the environment asks for a smoke-sized run.
+fn quick_env() -> bool {
+    std::env::var(QUICK_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Parses `1.05,1.10` into ratios.
+fn parse_targets(text: &str) -> Result<Vec<f64>, Failure> {
+    text.split(',')
+        .map(|t| {
+            t.trim().parse::<f64>().map_err(|_| Failure::msg(format!("--max-load: {t:?} is not a number (e.g. 1.10)")))
+        })
+        .collect()
+}
+
+impl RecommendArgs {
+    fn request(&self, from_config: Option<&crate::proxy::ProxyConfig>) -> Result<Request, Failure> {
+        let mut req = match (&self.nodes_file, self.node_count) {
+            _ if from_config.is_some() => {
+                let config = from_config.expect("checked");
+                // That exact layout, judged against the routers the proxy itself offers.
+                let req = Request::for_nodes(config.nodes.clone());
+                if self.compatible_with.is_none() {
+                    req.compatible_with(crate::proxy_args::compatibility_name(config))
+                } else {
+                    req
+                }
+            }
+            (Some(path), _) => Request::for_nodes(read_nodes_file(path)?),
+            (None, Some(n)) => Request::for_node_count(n),
+            (None, None) => return Err(Failure::msg("give --node-count N or --nodes-file FILE")),
+        };
+        let requirements = Requirement::parse_list(&self.require).map_err(|e| Failure::context("--require", e))?;
+        req = req.targets(&parse_targets(&self.max_load)?).require(&requirements).seed(self.seed).full(self.full);
+        req = req.grow(&self.grow).map_err(|e| Failure::context("--grow", e))?;
+        if let Some(c) = &self.compatible_with {
+            req = req.compatible_with(c);
+        }
+        if let Some(m) = self.max_memory {
+            req = req.max_memory(m);
+        }
+        if let Some(ns) = self.max_lookup_ns {
+            req = req.max_lookup_ns(ns);
+        }
+        Ok(if quick_env() { req.smoke() } else { req })
+    }
+}
+
+pub(crate) fn run(args: RecommendArgs) -> Result<(), Failure> {
+    let config = args.proxy.config()?;
+    let recommendation = recommend(&args.request(config.as_ref())?)?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    write!(out, "{recommendation}")?;
+    if let Some(config) = &config {
+        crate::proxy_recommend::write_weight_scales(&mut out, config)?;
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,202 @@
+//! [`AnyRouter`]: a configured router of any algorithm, as one closed type.
+
+use std::ops::ControlFlow;
+
+use crate::arcs::Arcs;
+use crate::config::Algorithm;
+use crate::error::Result;
+use crate::node::{NodeId, NodeSet};
+use crate::router::Router;
+use crate::{
+    Anchor, BinomialHash, EnvoyRing, FlipHash, Haproxy, Jump, JumpBack, JumpBackAnchor, Kafka, Ketama, Maglev, Memento,
+    Modulo, MultiProbe, Nginx, PowerCh, RedisSlots, Rendezvous, Ring,
+};
+
+/// A router of any algorithm: what [`RouterSpec::build`](crate::RouterSpec::build) returns. It
+/// implements [`Router`] by `match`ing on the variant (no trait object, no downcasting), and a
+/// `match` recovers the concrete router for what only it offers (a ring's points, Maglev's
+/// table).
+///
+/// Cost: one branch on the variant per call, which the branch predictor hides when one router
+/// serves many keys; a concrete type avoids even that. `#[non_exhaustive]`: new algorithms add
+/// variants.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum AnyRouter {
+    /// [`Algorithm::Modulo`].
+    Modulo(Modulo),
+    /// [`Algorithm::Ring`].
+    Ring(Ring),
+    /// [`Algorithm::Ketama`].
+    Ketama(Ketama),
+    /// [`Algorithm::Jump`].
+    Jump(Jump),
+    /// [`Algorithm::Rendezvous`].
+    Rendezvous(Rendezvous),
+    /// [`Algorithm::Slots`].
+    Slots(RedisSlots),
+    /// [`Algorithm::Maglev`].
+    Maglev(Maglev),
+    /// [`Algorithm::MultiProbe`].
+    MultiProbe(MultiProbe),
+    /// [`Algorithm::Memento`].
+    Memento(Memento),
+    /// [`Algorithm::Anchor`].
+    Anchor(Anchor),
+    /// [`Algorithm::JumpBack`].
+    JumpBack(JumpBack),
+    /// [`Algorithm::FlipHash`].
+    FlipHash(FlipHash),
+    /// [`Algorithm::Power`].
+    Power(PowerCh),
+    /// [`Algorithm::Binomial`].
+    Binomial(BinomialHash),
+    /// [`Algorithm::JumpBackAnchor`].
+    JumpBackAnchor(JumpBackAnchor),
+    /// [`Algorithm::Nginx`].
+    Nginx(Nginx),
+    /// [`Algorithm::Haproxy`].
+    Haproxy(Haproxy),
+    /// [`Algorithm::EnvoyRing`].
+    EnvoyRing(EnvoyRing),
+    /// [`Algorithm::Kafka`].
+    Kafka(Kafka),
+}
+
+/// `$body` with `$r` bound to the router inside any variant of `$any`: the one `match` every
+/// `Router` method of [`AnyRouter`] forwards through.
+macro_rules! each {
+    ($any:expr, $r:ident => $body:expr) => {
+        match $any {
+            AnyRouter::Modulo($r) => $body,
+            AnyRouter::Ring($r) => $body,
+            AnyRouter::Ketama($r) => $body,
+            AnyRouter::Jump($r) => $body,
+            AnyRouter::Rendezvous($r) => $body,
+            AnyRouter::Slots($r) => $body,
+            AnyRouter::Maglev($r) => $body,
+            AnyRouter::MultiProbe($r) => $body,
+            AnyRouter::Memento($r) => $body,
+            AnyRouter::Anchor($r) => $body,
+            AnyRouter::JumpBack($r) => $body,
+            AnyRouter::FlipHash($r) => $body,
+            AnyRouter::Power($r) => $body,
+            AnyRouter::Binomial($r) => $body,
+            AnyRouter::JumpBackAnchor($r) => $body,
+            AnyRouter::Nginx($r) => $body,
+            AnyRouter::Haproxy($r) => $body,
+            AnyRouter::EnvoyRing($r) => $body,
+            AnyRouter::Kafka($r) => $body,
+        }
+    };
+}
+
+impl Router for AnyRouter {
+    fn algorithm(&self) -> Algorithm {
+        each!(self, r => r.algorithm())
+    }
+    fn nodes(&self) -> &NodeSet {
+        each!(self, r => r.nodes())
+    }
+    #[inline]
+    fn route(&self, key: &[u8]) -> NodeId {
+        each!(self, r => r.route(key))
+    }
+    fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
+        each!(self, r => r.route_batch(keys, out))
+    }
+    #[inline]
+    fn route_hash(&self, hash: u64) -> Result<NodeId> {
+        each!(self, r => r.route_hash(hash))
+    }
+    fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
+        each!(self, r => r.preference(key, visit))
+    }
+    fn memory_bytes(&self) -> usize {
+        each!(self, r => r.memory_bytes())
+    }
+    fn replicas(&self, key: &[u8], n: usize) -> Result<Vec<NodeId>> {
+        each!(self, r => r.replicas(key, n))
+    }
+    fn arcs(&self) -> Option<Arcs<'_>> {
+        each!(self, r => r.arcs())
+    }
+    fn canonical_bytes(&self) -> Vec<u8> {
+        each!(self, r => r.canonical_bytes())
+    }
+}
+
+/// `&*router` is the concrete router as a `&dyn Router`, so the [`Router`] methods work
+/// without importing the trait and `AnyRouter` passes wherever `&dyn Router` is asked for.
+impl std::ops::Deref for AnyRouter {
+    type Target = dyn Router;
+
+    fn deref(&self) -> &(dyn Router + 'static) {
+        each!(self, r => r)
+    }
+}
+
+impl AnyRouter {
+    /// A new router with `node` added, where the algorithm allows it (as the concrete type's
+    /// `with_node`).
+    ///
+    /// # Errors
+    /// The concrete router's errors; [`Error::Unsupported`](crate::Error::Unsupported) for
+    /// algorithms that cannot add a node to a built router (Redis slots, Kafka).
+    pub fn with_node(&self, node: crate::Node) -> Result<AnyRouter> {
+        let unsupported = |a: Algorithm| crate::Error::Unsupported { algorithm: a.name(), operation: "adding a node" };
+        Ok(match self {
+            AnyRouter::Modulo(r) => r.with_node(node)?.into(),
+            AnyRouter::Ring(r) => r.with_node(node)?.into(),
+            AnyRouter::Ketama(r) => r.with_node(node)?.into(),
+            AnyRouter::Jump(r) => r.with_node(node)?.into(),
+            AnyRouter::Rendezvous(r) => r.with_node(node)?.into(),
+            AnyRouter::Maglev(r) => r.with_node(node)?.into(),
+            AnyRouter::MultiProbe(r) => r.with_node(node)?.into(),
+            AnyRouter::Memento(r) => r.with_node(node)?.into(),
+            AnyRouter::Anchor(r) => r.with_node(node)?.into(),
+            AnyRouter::JumpBack(r) => r.with_node(node)?.into(),
+            AnyRouter::FlipHash(r) => r.with_node(node)?.into(),
+            AnyRouter::Power(r) => r.with_node(node)?.into(),
+            AnyRouter::Binomial(r) => r.with_node(node)?.into(),
+            AnyRouter::JumpBackAnchor(r) => r.with_node(node)?.into(),
+            AnyRouter::Nginx(r) => r.with_node(node)?.into(),
+            AnyRouter::Haproxy(r) => r.with_node(node)?.into(),
+            AnyRouter::EnvoyRing(r) => r.with_node(node)?.into(),
+            other => return Err(unsupported(other.algorithm())),
+        })
+    }
+}
+
+/// `From<X> for AnyRouter` for every router: `AnyRouter::from(ring)`, `ring.into()`.
+macro_rules! from_router {
+    ($($variant:ident($router:ty)),* $(,)?) => {$(
+        impl From<$router> for AnyRouter {
+            fn from(r: $router) -> AnyRouter {
+                AnyRouter::$variant(r)
+            }
+        }
+    )*};
+}
+
+from_router!(
+    Modulo(Modulo),
+    Ring(Ring),
+    Ketama(Ketama),
+    Jump(Jump),
+    Rendezvous(Rendezvous),
+    Slots(RedisSlots),
+    Maglev(Maglev),
+    MultiProbe(MultiProbe),
+    Memento(Memento),
+    Anchor(Anchor),
+    JumpBack(JumpBack),
+    FlipHash(FlipHash),
+    Power(PowerCh),
+    Binomial(BinomialHash),
+    JumpBackAnchor(JumpBackAnchor),
+    Nginx(Nginx),
+    Haproxy(Haproxy),
+    EnvoyRing(EnvoyRing),
+    Kafka(Kafka),
+);

@@ -1,0 +1,263 @@
+//! Arcs: the exact division of a key-position space by the routers that cut it into ranges.
+//!
+//! A ring, a Ketama continuum, a token ring and a Redis slot layout each give every position of
+//! their key space (a 64-bit hash, a 32-bit hash, a slot) to the owner of the first point at or
+//! after it, wrapping to the first point. [`Router::arcs`](crate::Router::arcs) returns that
+//! division as an [`Arcs`]: sorted points and their owners, normalised to the "at or after"
+//! rule, the space they live in, and how a key gets its position ([`Placement`]). From it come
+//! exact migration plans ([`crate::migration::plan`]), exact ownership
+//! ([`Arcs::owned`]) and the exact loads of the analysis crate, with no key sampling.
+//!
+//! Routers whose keys do not fall on arcs (jump, rendezvous, Maglev, …) return `None`.
+
+use std::borrow::Cow;
+
+use crate::error::{Error, Result};
+use crate::hash::KeyHasher;
+use crate::migration::KeySpace;
+
+/// How a router turns a key into a position: two [`Arcs`] with equal placements (and equal
+/// spaces) put every key at the same position, so their ranges can be compared key for key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    hasher: KeyHasher,
+    empty_key_at_zero: bool,
+}
+
+impl Placement {
+    /// Keys are placed by `hasher` (truncated to the space's width).
+    pub fn hashed(hasher: KeyHasher) -> Placement {
+        Placement { hasher, empty_key_at_zero: false }
+    }
+
+    /// As [`Placement::hashed`], except that the empty key sits at position 0 without being
+    /// hashed (twemproxy's rule).
+    pub fn empty_key_at_zero(hasher: KeyHasher) -> Placement {
+        Placement { hasher, empty_key_at_zero: true }
+    }
+
+    /// The key hasher.
+    pub fn hasher(&self) -> KeyHasher {
+        self.hasher
+    }
+}
+
+/// One router's arcs: `points` sorted ascending, `owners[i]` (an index into the router's node
+/// set) owns the positions after `points[i - 1]` up to and including `points[i]`, and
+/// `owners[0]` also owns everything after the last point (the wrap). Of equal points the first
+/// owns the range; the others own nothing.
+///
+/// Borrowed from the router where its own arrays already follow that rule (rings, token rings),
+/// computed once otherwise (Ketama's "strictly greater" variants, slot ranges).
+#[derive(Clone, Debug)]
+pub struct Arcs<'a> {
+    space: KeySpace,
+    points: Cow<'a, [u64]>,
+    owners: Cow<'a, [u32]>,
+    placement: Placement,
+}
+
+impl<'a> Arcs<'a> {
+    /// Arcs over `space` (a hash circle or the slots, not a sample).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when the points are empty, unsorted, outside the space, or
+    /// not one per owner, or when `space` is a key sample.
+    pub fn new(
+        space: KeySpace,
+        points: impl Into<Cow<'a, [u64]>>,
+        owners: impl Into<Cow<'a, [u32]>>,
+        placement: Placement,
+    ) -> Result<Arcs<'a>> {
+        let (points, owners) = (points.into(), owners.into());
+        let bad = |reason: String| Err(Error::InvalidParameter { name: "arcs", reason });
+        let Some(max) = max_position(space) else { return bad(format!("{space:?} is not a space of positions")) };
+        if points.is_empty() || points.len() != owners.len() {
+            return bad(format!("{} points and {} owners: need one owner per point", points.len(), owners.len()));
+        }
+        if !points.windows(2).all(|w| w[0] <= w[1]) || points[points.len() - 1] > max {
+            return bad(format!("points must be sorted and at most {max}"));
+        }
+        Ok(Arcs { space, points, owners, placement })
+    }
+
+    /// Arcs from a router that keeps its points sorted, in range and one per owner (checked
+    /// in debug builds only: the routers guarantee it).
+    pub(crate) fn trusted(
+        space: KeySpace,
+        points: impl Into<Cow<'a, [u64]>>,
+        owners: impl Into<Cow<'a, [u32]>>,
+        placement: Placement,
+    ) -> Arcs<'a> {
+        let arcs = Arcs { space, points: points.into(), owners: owners.into(), placement };
+        debug_assert!(Arcs::new(arcs.space, &arcs.points[..], &arcs.owners[..], placement).is_ok());
+        arcs
+    }
+
+    /// The space the positions live in.
+    pub fn space(&self) -> KeySpace {
+        self.space
+    }
+
+    /// The largest position of the space (`u64::MAX`, `u32::MAX` or 16383).
+    pub fn max_position(&self) -> u64 {
+        max_position(self.space).unwrap_or(u64::MAX)
+    }
+
+    /// The points, sorted ascending.
+    pub fn points(&self) -> &[u64] {
+        &self.points
+    }
+
+    /// The owner (node index) of each point.
+    pub fn owners(&self) -> &[u32] {
+        &self.owners
+    }
+
+    /// How keys get their positions.
+    pub fn placement(&self) -> Placement {
+        self.placement
+    }
+
+    /// Whether a key sits at the same position in `self` and `other` (same space, same
+    /// placement), so that their ranges can be compared.
+    pub fn places_keys_like(&self, other: &Arcs<'_>) -> bool {
+        self.space == other.space && self.placement == other.placement
+    }
+
+    /// How many positions each of `node_count` nodes owns (summing to the space's size). O(P).
+    ///
+    /// # Panics
+    /// If an owner is `>= node_count`.
+    pub fn owned(&self, node_count: usize) -> Vec<u128> {
+        let mut owned = vec![0u128; node_count];
+        let last = self.points[self.points.len() - 1];
+        let wrap = u128::from(self.max_position() - last) + 1;
+        let mut prev: Option<u64> = None;
+        for (&p, &o) in self.points.iter().zip(self.owners.iter()) {
+            let len = match prev {
+                None => u128::from(p) + wrap,
+                Some(q) => u128::from(p - q),
+            };
+            owned[o as usize] += len;
+            prev = Some(p);
+        }
+        owned
+    }
+
+    /// Visits the common refinement of `self` and `other` (two divisions of the same space):
+    /// every maximal range `start..=end` on which both have a single owner, in position order,
+    /// as `visit(start, end, owner in self, owner in other)`. The range past the last point of
+    /// both comes last, owned through the wrap. O(P + Q).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when the two are over different spaces.
+    pub fn overlay(&self, other: &Arcs<'_>, visit: impl FnMut(u64, u64, u32, u32)) -> Result<()> {
+        if self.space != other.space {
+            return Err(Error::InvalidParameter {
+                name: "arcs",
+                reason: format!("cannot overlay {:?} arcs on {:?} arcs", self.space, other.space),
+            });
+        }
+        overlay((&self.points, &self.owners), (&other.points, &other.owners), self.max_position(), visit);
+        Ok(())
+    }
+}
+
+fn max_position(space: KeySpace) -> Option<u64> {
+    match space {
+        KeySpace::Hash64 => Some(u64::MAX),
+        KeySpace::Hash32 => Some(u64::from(u32::MAX)),
+        KeySpace::Slots => Some(u64::from(crate::algo::slots::SLOTS) - 1),
+        KeySpace::Sample { .. } => None,
+    }
+}
+
+/// The common refinement of two circles on `[0, max]`: every maximal range `start..=end` on
+/// which both have a single owner, in position order, as `visit(start, end, owner in a, owner
+/// in b)` (owners as stored, node indices of each side's own set). A position's owner is the
+/// first point at or after it, wrapping to the first point; of equal points the first owns.
+/// The range past the last point of both (when that point is below `max`) comes last and is
+/// owned through the wrap by both sides' first points. O(P + Q).
+///
+/// Both sides must be non-empty with one owner per point, points sorted ascending and `<= max`.
+fn overlay(a: (&[u64], &[u32]), b: (&[u64], &[u32]), max: u64, mut visit: impl FnMut(u64, u64, u32, u32)) {
+    let ((ap, ao), (bp, bo)) = (a, b);
+    let (mut i, mut j) = (0usize, 0usize);
+    // Owner of positions up to and including the next boundary, given the first point >= it.
+    let owner = |owners: &[u32], len: usize, idx: usize| owners[if idx == len { 0 } else { idx }];
+    let mut start: u64 = 0;
+    loop {
+        // Next boundary: the smallest point of either set not yet passed, else the top.
+        let next = match (ap.get(i), bp.get(j)) {
+            (Some(&x), Some(&y)) => x.min(y),
+            (Some(&x), None) => x,
+            (None, Some(&y)) => y,
+            (None, None) => max,
+        };
+        visit(start, next, owner(ao, ap.len(), i), owner(bo, bp.len(), j));
+        // Skip every point equal to the boundary (equal points: the first owns).
+        while i < ap.len() && ap[i] <= next {
+            i += 1;
+        }
+        while j < bp.len() && bp[j] <= next {
+            j += 1;
+        }
+        if next == max {
+            return;
+        }
+        start = next + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arcs(space: KeySpace, points: &[u64], owners: &[u32]) -> Arcs<'static> {
+        Arcs::new(space, points.to_vec(), owners.to_vec(), Placement::hashed(KeyHasher::default())).unwrap()
+    }
+
+    #[test]
+    fn overlay_splits_at_both_point_sets() {
+        let mut got = Vec::new();
+        let a = arcs(KeySpace::Hash32, &[100, 300], &[0, 1]);
+        let b = arcs(KeySpace::Hash32, &[100, 200, 300, 400], &[0, 2, 1, 2]);
+        a.overlay(&b, |s, e, x, y| got.push((s, e, x, y))).unwrap();
+        let top = u64::from(u32::MAX);
+        assert_eq!(got, [(0, 100, 0, 0), (101, 200, 1, 2), (201, 300, 1, 1), (301, 400, 0, 2), (401, top, 0, 0)]);
+        got.clear();
+        let a = arcs(KeySpace::Hash32, &[10, 20], &[0, 1]);
+        let b = arcs(KeySpace::Hash32, &[15], &[7]);
+        a.overlay(&b, |s, e, x, y| got.push((s, e, x, y))).unwrap();
+        let max = u64::from(u32::MAX);
+        assert_eq!(got, vec![(0, 10, 0, 7), (11, 15, 1, 7), (16, 20, 1, 7), (21, max, 0, 7)]);
+        got.clear();
+        let a = arcs(KeySpace::Hash64, &[u64::MAX], &[0]);
+        let b = arcs(KeySpace::Hash64, &[5], &[1]);
+        a.overlay(&b, |s, e, x, y| got.push((s, e, x, y))).unwrap();
+        assert_eq!(got, vec![(0, 5, 0, 1), (6, u64::MAX, 0, 1)]);
+    }
+
+    #[test]
+    fn owned_sums_to_the_space_and_follows_the_wrap() {
+        let a = arcs(KeySpace::Slots, &[99, 99, 16000], &[1, 2, 0]);
+        assert_eq!(a.owned(3), vec![15901, 100 + 383, 0]);
+        assert_eq!(a.owned(3).iter().sum::<u128>(), 16384);
+        let full = arcs(KeySpace::Hash64, &[u64::MAX], &[0]);
+        assert_eq!(full.owned(1), vec![1u128 << 64]);
+    }
+
+    #[test]
+    fn bad_arcs_are_refused() {
+        let p = Placement::hashed(KeyHasher::Md5);
+        assert!(Arcs::new(KeySpace::Hash64, vec![], vec![], p).is_err());
+        assert!(Arcs::new(KeySpace::Hash64, vec![2, 1], vec![0, 0], p).is_err());
+        assert!(Arcs::new(KeySpace::Hash32, vec![1 << 40], vec![0], p).is_err());
+        assert!(Arcs::new(KeySpace::Slots, vec![1], vec![0, 1], p).is_err());
+        assert!(Arcs::new(KeySpace::Sample { keys: 3 }, vec![1], vec![0], p).is_err());
+        let a = arcs(KeySpace::Hash64, &[1], &[0]);
+        assert!(a.overlay(&arcs(KeySpace::Hash32, &[1], &[0]), |_, _, _, _| {}).is_err());
+        assert!(!a.places_keys_like(&arcs(KeySpace::Hash32, &[1], &[0])));
+    }
+}
