@@ -137,20 +137,19 @@ impl std::ops::Deref for AnyRouter {
 }
 
 impl AnyRouter {
-    /// A new router with `node` added, where the algorithm allows it (as the concrete type's
-    /// `with_node`).
+    /// A new router with `node` added (the concrete router's `with_node`: incremental where
+    /// the algorithm allows, with the movement it documents).
     ///
     /// # Errors
-    /// The concrete router's errors; [`Error::Unsupported`](crate::Error::Unsupported) for
-    /// algorithms that cannot add a node to a built router (Redis slots, Kafka).
+    /// The concrete router's errors.
     pub fn with_node(&self, node: crate::Node) -> Result<AnyRouter> {
-        let unsupported = |a: Algorithm| crate::Error::Unsupported { algorithm: a.name(), operation: "adding a node" };
         Ok(match self {
             AnyRouter::Modulo(r) => r.with_node(node)?.into(),
             AnyRouter::Ring(r) => r.with_node(node)?.into(),
             AnyRouter::Ketama(r) => r.with_node(node)?.into(),
             AnyRouter::Jump(r) => r.with_node(node)?.into(),
             AnyRouter::Rendezvous(r) => r.with_node(node)?.into(),
+            AnyRouter::Slots(r) => r.with_node(node)?.into(),
             AnyRouter::Maglev(r) => r.with_node(node)?.into(),
             AnyRouter::MultiProbe(r) => r.with_node(node)?.into(),
             AnyRouter::Memento(r) => r.with_node(node)?.into(),
@@ -163,7 +162,59 @@ impl AnyRouter {
             AnyRouter::Nginx(r) => r.with_node(node)?.into(),
             AnyRouter::Haproxy(r) => r.with_node(node)?.into(),
             AnyRouter::EnvoyRing(r) => r.with_node(node)?.into(),
-            other => return Err(unsupported(other.algorithm())),
+            AnyRouter::Kafka(r) => r.with_node(node)?.into(),
+        })
+    }
+
+    /// A new router without the node named `name` (the concrete router's `without_node`).
+    ///
+    /// # Errors
+    /// The concrete router's errors: [`Error::UnknownNode`](crate::Error::UnknownNode),
+    /// [`Error::NoNodes`](crate::Error::NoNodes), [`Error::Unsupported`](crate::Error::Unsupported)
+    /// where only the last node can go.
+    pub fn without_node(&self, name: &str) -> Result<AnyRouter> {
+        Ok(match self {
+            AnyRouter::Modulo(r) => r.without_node(name)?.into(),
+            AnyRouter::Ring(r) => r.without_node(name)?.into(),
+            AnyRouter::Ketama(r) => r.without_node(name)?.into(),
+            AnyRouter::Jump(r) => r.without_node(name)?.into(),
+            AnyRouter::Rendezvous(r) => r.without_node(name)?.into(),
+            AnyRouter::Slots(r) => r.without_node(name)?.into(),
+            AnyRouter::Maglev(r) => r.without_node(name)?.into(),
+            AnyRouter::MultiProbe(r) => r.without_node(name)?.into(),
+            AnyRouter::Memento(r) => r.without_node(name)?.into(),
+            AnyRouter::Anchor(r) => r.without_node(name)?.into(),
+            AnyRouter::JumpBack(r) => r.without_node(name)?.into(),
+            AnyRouter::FlipHash(r) => r.without_node(name)?.into(),
+            AnyRouter::Power(r) => r.without_node(name)?.into(),
+            AnyRouter::Binomial(r) => r.without_node(name)?.into(),
+            AnyRouter::JumpBackAnchor(r) => r.without_node(name)?.into(),
+            AnyRouter::Nginx(r) => r.without_node(name)?.into(),
+            AnyRouter::Haproxy(r) => r.without_node(name)?.into(),
+            AnyRouter::EnvoyRing(r) => r.without_node(name)?.into(),
+            AnyRouter::Kafka(r) => r.without_node(name)?.into(),
+        })
+    }
+
+    /// A new router with the node named `name` at `weight`, for the algorithms with weights
+    /// ([`Algorithm::supports_weights`]).
+    ///
+    /// # Errors
+    /// The concrete router's errors; [`Error::Unsupported`](crate::Error::Unsupported) for an
+    /// algorithm without weights.
+    pub fn with_weight(&self, name: &str, weight: f64) -> Result<AnyRouter> {
+        Ok(match self {
+            AnyRouter::Ring(r) => r.with_weight(name, weight)?.into(),
+            AnyRouter::Ketama(r) => r.with_weight(name, weight)?.into(),
+            AnyRouter::Rendezvous(r) => r.with_weight(name, weight)?.into(),
+            AnyRouter::Maglev(r) => r.with_weight(name, weight)?.into(),
+            AnyRouter::Nginx(r) => r.with_weight(name, weight)?.into(),
+            AnyRouter::Haproxy(r) => r.with_weight(name, weight)?.into(),
+            AnyRouter::EnvoyRing(r) => r.with_weight(name, weight)?.into(),
+            other => {
+                let algorithm = other.algorithm().name();
+                return Err(crate::Error::Unsupported { algorithm, operation: "weights" });
+            }
         })
     }
 }

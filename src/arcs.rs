@@ -19,26 +19,48 @@ use crate::migration::KeySpace;
 /// How a router turns a key into a position: two [`Arcs`] with equal placements (and equal
 /// spaces) put every key at the same position, so their ranges can be compared key for key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Placement {
-    hasher: KeyHasher,
-    empty_key_at_zero: bool,
+pub struct Placement(Rule);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rule {
+    Hashed(KeyHasher),
+    EmptyKeyAtZero(KeyHasher),
+    RedisKeySlot,
 }
 
 impl Placement {
     /// Keys are placed by `hasher` (truncated to the space's width).
     pub fn hashed(hasher: KeyHasher) -> Placement {
-        Placement { hasher, empty_key_at_zero: false }
+        Placement(Rule::Hashed(hasher))
     }
 
     /// As [`Placement::hashed`], except that the empty key sits at position 0 without being
     /// hashed (twemproxy's rule).
     pub fn empty_key_at_zero(hasher: KeyHasher) -> Placement {
-        Placement { hasher, empty_key_at_zero: true }
+        Placement(Rule::EmptyKeyAtZero(hasher))
     }
 
-    /// The key hasher.
+    /// Redis Cluster's key slot: CRC16 of the key's hash tag (or the whole key), mod 16384
+    /// ([`crate::slots::key_slot`]).
+    pub fn redis_key_slot() -> Placement {
+        Placement(Rule::RedisKeySlot)
+    }
+
+    /// The key hasher (CRC16 for the Redis key slot).
     pub fn hasher(&self) -> KeyHasher {
-        self.hasher
+        match self.0 {
+            Rule::Hashed(h) | Rule::EmptyKeyAtZero(h) => h,
+            Rule::RedisKeySlot => KeyHasher::Crc16,
+        }
+    }
+
+    /// The position of `key`, truncated to `max` (a space's largest position, `2^k - 1`).
+    fn position(&self, key: &[u8], max: u64) -> u64 {
+        match self.0 {
+            Rule::EmptyKeyAtZero(_) if key.is_empty() => 0,
+            Rule::Hashed(h) | Rule::EmptyKeyAtZero(h) => h.hash(key) & max,
+            Rule::RedisKeySlot => u64::from(crate::algo::slots::key_slot(key)),
+        }
     }
 }
 
@@ -117,6 +139,11 @@ impl<'a> Arcs<'a> {
     /// How keys get their positions.
     pub fn placement(&self) -> Placement {
         self.placement
+    }
+
+    /// The position of `key` in this space: which range owns it. O(key length).
+    pub fn position(&self, key: &[u8]) -> u64 {
+        self.placement.position(key, self.max_position())
     }
 
     /// Whether a key sits at the same position in `self` and `other` (same space, same

@@ -37,7 +37,7 @@ pub struct NodeConfig {
     /// The node's weight, finite and greater than 0.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub weight: f64,
-    /// Topology labels (`zone`, `rack`, `host`, …), used by [`replicas_with_policy`](crate::replicas_with_policy).
+    /// Topology labels (`zone`, `rack`, `host`, …), used by [`replicas_with_policy`](crate::placement::replicas_with_policy).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
 }

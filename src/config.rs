@@ -121,7 +121,7 @@ impl Algorithm {
     ];
 
     /// The algorithm's name as the CLI's `--algo` and configuration files spell it; equal to
-    /// [`Router::algorithm`] of the router it builds.
+    /// [`Router::algorithm`](crate::Router::algorithm) of the router it builds.
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Modulo => "modulo",
@@ -869,7 +869,7 @@ mod tests {
             let err = spec.validate().unwrap_err().to_string();
             assert!(err.contains(needle), "{spec:?}: {err}");
             assert!(!err.contains('\n'));
-            assert_eq!(spec.build(nodes()).err().expect("refused").to_string(), err);
+            assert_eq!(spec.build(nodes()).expect_err("refused").to_string(), err);
         }
         assert!(RouterSpec::new(Algorithm::Ketama)
             .with_hasher(KeyHasher::Md5)
@@ -882,13 +882,13 @@ mod tests {
     fn refuses_weights_it_would_ignore() {
         let weighted = NodeSet::new([Node::new("a").with_weight(2.0), Node::new("b")]).unwrap();
         for algo in [Algorithm::Modulo, Algorithm::Jump] {
-            let err = RouterSpec::new(algo).build(weighted.clone()).err().expect("weights refused");
+            let err = RouterSpec::new(algo).build(weighted.clone()).expect_err("weights refused");
             assert!(matches!(err, Error::Unsupported { .. }), "{algo}: {err}");
         }
         assert!(RouterSpec::new(Algorithm::Ring).build(weighted.clone()).is_ok());
         assert!(RouterSpec::new(Algorithm::Maglev).build(weighted.clone()).is_ok(), "maglev honours weights");
         for algo in [Algorithm::MultiProbe, Algorithm::Memento, Algorithm::Anchor] {
-            let err = RouterSpec::new(algo).build(weighted.clone()).err().expect("weights refused");
+            let err = RouterSpec::new(algo).build(weighted.clone()).expect_err("weights refused");
             assert!(matches!(err, Error::Unsupported { .. }), "{algo}: {err}");
         }
     }
@@ -897,11 +897,11 @@ mod tests {
     fn node_count_checks_happen_at_build() {
         let small_table = RouterSpec::new(Algorithm::Maglev).with_table_size(3);
         assert!(small_table.validate().is_ok());
-        let err = small_table.build(nodes()).err().expect("table smaller than the node count").to_string();
+        let err = small_table.build(nodes()).expect_err("table smaller than the node count").to_string();
         assert!(err.contains("smaller than the node count 4"), "{err}");
         let small_anchor = RouterSpec::new(Algorithm::Anchor).with_capacity(3);
         assert!(small_anchor.validate().is_ok());
-        let err = small_anchor.build(nodes()).err().expect("capacity below the node count").to_string();
+        let err = small_anchor.build(nodes()).expect_err("capacity below the node count").to_string();
         assert!(err.contains("capacity") && !err.contains('\n'), "{err}");
     }
 

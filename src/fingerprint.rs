@@ -8,9 +8,9 @@
 //! |---|---|---|
 //! | [`Ring`] | algorithm, hasher (+ seed), node names sorted, every point and its owner's rank in that sorted list | no |
 //! | [`Ketama`] | algorithm, variant, node names sorted, every point and its owner's rank | no |
-//! | [`Modulo`], [`Jump`] | algorithm, hasher (+ seed), node names in id order | yes (node `i` is bucket `i`) |
+//! | [`Modulo`](crate::Modulo), [`Jump`](crate::Jump) | algorithm, hasher (+ seed), node names in id order | yes (node `i` is bucket `i`) |
 //! | [`RedisSlots`] | algorithm, every maximal slot range and its owner's name | yes (as the layout) |
-//! | anything else ([`Rendezvous`], [`Maglev`](crate::Maglev), [`Failover`](crate::Failover), the jump family, routers outside the crate, …) | algorithm, node names + weights (sorted by name for order-independent algorithms), and the routes of a fixed probe set of keys and hashes | as the algorithm |
+//! | anything else ([`Rendezvous`](crate::Rendezvous), [`Maglev`](crate::Maglev), [`Failover`](crate::Failover), the jump family, routers outside the crate, …) | algorithm, node names + weights (sorted by name for order-independent algorithms), and the routes of a fixed probe set of keys and hashes | as the algorithm |
 //!
 //! The encoding starts with a version tag, so a deliberate change of the encoding is visible as
 //! a new tag; golden values in the tests freeze it. Labels never enter a fingerprint: they do
@@ -23,7 +23,7 @@
 //! ## Why a probe for the others
 //!
 //! Where the routes are not a readable structure (scores, tables, down marks), the encoding adds
-//! the names of the nodes that [`PROBE_KEYS`] keys (and, where supported, [`PROBE_HASHES`]
+//! the names of the nodes that 4096 fixed keys (and, where supported, 1024 fixed
 //! 64-bit hashes) route to. Equal probe fingerprints mean equal routes on the probes, which
 //! catches any realistic configuration difference but is not a proof.
 

@@ -130,7 +130,7 @@ pub mod bucket {
     pub use crate::algo::bucketed::{BucketFn, Bucketed, BucketedOptions};
 }
 
-/// How a [`Ring`] searches its points ([`Layout`]) and when it builds an index.
+/// How a [`Ring`] searches its points ([`Layout`](crate::circle::Layout)) and when it builds an index.
 pub mod ring {
     pub use crate::circle::{Layout, INDEX_MIN_POINTS};
 }

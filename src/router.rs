@@ -120,7 +120,7 @@ pub trait Router: Send + Sync {
     /// [`fingerprint`](crate::fingerprint()) hashes: useful to diff two routers' definitions.
     /// Exact (parameters, points, names) for the routers whose structure defines their routes,
     /// otherwise (the default) the routes of a fixed probe set of keys and hashes; see
-    /// [`crate::fingerprint`] for the table.
+    /// [`mod@crate::fingerprint`] for the table.
     fn canonical_bytes(&self) -> Vec<u8> {
         crate::fingerprint::probe_encoding(self)
     }

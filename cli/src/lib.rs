@@ -25,9 +25,9 @@
 //! `hashroute: error: ...`; a closed stdout (`| head`) exits quietly.
 //!
 //! Adding a subcommand: a module with an `Args` struct and a `run` function, a variant in
-//! [`Cmd`], an arm in [`run`]. Router-building subcommands flatten [`router_args::RouterArgs`]
-//! so every one accepts the same router flags (`migrate`, which reads two node lists, flattens
-//! [`router_args::AlgoArgs`] alone).
+//! `Cmd`, an arm in `run`. Router-building subcommands flatten `router_args::RouterArgs` so
+//! every one accepts the same router flags (`migrate`, which reads two node lists, flattens
+//! `router_args::AlgoArgs` alone).
 
 mod failure;
 mod fingerprint;

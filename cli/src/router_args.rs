@@ -88,7 +88,7 @@ pub(crate) struct NodesArgs {
 
 /// What the router flags describe.
 pub(crate) enum Target {
-    Router(AnyRouter),
+    Router(Box<AnyRouter>),
     /// `--algo jump --buckets N` (or one of jump's successors): a 64-bit hash to a bucket
     /// number, no node list.
     Buckets {
@@ -130,7 +130,7 @@ impl RouterArgs {
     /// `buckets_as_nodes` (for subcommands that need a node list), else [`Target::Buckets`].
     pub(crate) fn target(&self, buckets_as_nodes: bool) -> Result<Target, Failure> {
         if let Some(config) = self.proxy.config()? {
-            return Ok(Target::Router(config.router()?));
+            return Ok(Target::Router(Box::new(config.router()?)));
         }
         let spec = self.algo.spec()?;
         if let Some(count) = self.nodes.partitions {
@@ -140,7 +140,7 @@ impl RouterArgs {
             if count == 0 || count > MAX_BUCKETS_AS_NODES {
                 return Err(Failure::msg(format!("--partitions {count}: give 1 to {MAX_BUCKETS_AS_NODES} partitions")));
             }
-            return Ok(Target::Router(hashroute::Kafka::partitions(count)?.into()));
+            return Ok(Target::Router(Box::new(hashroute::Kafka::partitions(count)?.into())));
         }
         if let Some(count) = self.nodes.buckets {
             let algo = spec.algorithm;
@@ -165,7 +165,7 @@ impl RouterArgs {
             let nodes = NodeSet::from_names((0..count).map(|b| b.to_string()))?;
             let router = spec.build(nodes)?;
             if removed.is_empty() {
-                return Ok(Target::Router(router));
+                return Ok(Target::Router(Box::new(router)));
             }
             // Node `i` is bucket id `i`, so removing node "i" removes bucket i.
             let mut anchor = hashroute::JumpBackAnchor::builder()
@@ -175,15 +175,15 @@ impl RouterArgs {
             for id in &removed {
                 anchor = anchor.without_node(&id.to_string())?;
             }
-            return Ok(Target::Router(anchor.into()));
+            return Ok(Target::Router(Box::new(anchor.into())));
         }
-        Ok(Target::Router(spec.build(self.nodes.node_set()?)?))
+        Ok(Target::Router(Box::new(spec.build(self.nodes.node_set()?)?)))
     }
 
     /// A router (`--buckets` becomes nodes named `0..N`).
     pub(crate) fn router(&self) -> Result<AnyRouter, Failure> {
         match self.target(true)? {
-            Target::Router(router) => Ok(router),
+            Target::Router(router) => Ok(*router),
             Target::Buckets { .. } => unreachable!("target(true) always builds a router"),
         }
     }

@@ -3,9 +3,9 @@
 #![no_main]
 #![allow(dead_code)]
 
-#[path = "../../src/bin/hashroute/failure.rs"]
+#[path = "../../cli/src/failure.rs"]
 mod failure;
-#[path = "../../src/bin/hashroute/keys.rs"]
+#[path = "../../cli/src/keys.rs"]
 mod keys;
 
 use keys::{decode, InputFormat, Key};

@@ -1,15 +1,13 @@
-//! Migration plans between two arbitrary routers: shares and moved fractions add up, and every
-//! sampled key that changes owner lies in a moving range with the right owners (exact plans),
-//! or is counted (sampled plans).
+//! Migration plans between two arbitrary routers: shares and moved fractions add up, the plan is
+//! exact exactly when both routers have arcs that place keys alike, and every sampled key that
+//! changes owner lies in a moving range with the right owners at its arcs position (exact
+//! plans), or is counted (sampled plans).
 #![no_main]
-
-use std::any::Any;
 
 use arbitrary::Arbitrary;
 use fuzz_common::{keys, nodes, owners, too_costly, FuzzNode, FuzzSpec, Weight};
-use hashroute::internals::{plan_ketama, plan_rings, plan_slots};
-use hashroute::migration::{plan_sampled, KeySpace};
-use hashroute::{Ketama, MigrationPlan, Node, NodeSet, RedisSlots, Ring, Router};
+use hashroute::migration::{plan, plan_sampled, KeySpace};
+use hashroute::{AnyRouter, MigrationPlan, Node, NodeSet, Router};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Arbitrary, Debug)]
@@ -56,47 +54,17 @@ fuzz_target!(|input: Input| {
     }
     let (Ok(a), Ok(b)) = (spec_a.build(before_set), spec_b.build(after_set)) else { return };
     let keys = keys(&input.keys);
-    check_plan(&*a, &*b, &keys);
+    check_plan(&a, &b, &keys);
 });
 
-fn check_plan(a: &dyn Router, b: &dyn Router, keys: &[Vec<u8>]) {
+fn check_plan(a: &AnyRouter, b: &AnyRouter, keys: &[Vec<u8>]) {
     let (before, after) = (owners(a, keys), owners(b, keys));
-    let (xa, xb): (&dyn Any, &dyn Any) = (a, b);
-    // (the plan, the key's position in the plan's space) for the exact plans; `None` for a key
-    // the two sides place differently.
-    type Position<'a> = Box<dyn Fn(&[u8]) -> Option<u64> + 'a>;
-    let exact: Option<(MigrationPlan, Position<'_>)> =
-        if let (Some(ra), Some(rb)) = (xa.downcast_ref::<Ring>(), xb.downcast_ref::<Ring>()) {
-            let h = ra.hasher();
-            match plan_rings(ra, rb) {
-                Ok(p) => Some((p, Box::new(move |k: &[u8]| Some(h.hash(k))))),
-                Err(_) => {
-                    assert_ne!(ra.hasher(), rb.hasher(), "plan_rings refused rings with the same hasher");
-                    None
-                }
-            }
-        } else if let (Some(ka), Some(kb)) = (xa.downcast_ref::<Ketama>(), xb.downcast_ref::<Ketama>()) {
-            // The plan's ranges are over the 32-bit circle; a key sits where each continuum's own
-            // key hash puts it (one-at-a-time, fnv1a or MD5 by variant), and only keys that both
-            // sides hash to the same position can be checked against the ranges.
-            let plan = plan_ketama(ka, kb).expect("ketama plan");
-            Some((
-                plan,
-                Box::new(move |k: &[u8]| {
-                    let (x, y) = (ka.variant_key_hash(k), kb.variant_key_hash(k));
-                    (x == y).then_some(u64::from(x))
-                }),
-            ))
-        } else if let (Some(sa), Some(sb)) = (xa.downcast_ref::<RedisSlots>(), xb.downcast_ref::<RedisSlots>()) {
-            Some((
-                plan_slots(sa, sb).expect("slots plan"),
-                Box::new(|k: &[u8]| Some(u64::from(hashroute::slots::key_slot(k)))),
-            ))
-        } else {
-            None
-        };
-    if let Some((plan, position)) = exact {
-        sums(&plan);
+    let plan = plan(a, b).expect("a plan between two valid routers");
+    // Exact exactly when both cut the key space into arcs that place keys alike.
+    let arcs = a.arcs().zip(b.arcs()).filter(|(x, y)| x.places_keys_like(y));
+    assert_eq!(plan.is_exact(), arcs.is_some(), "{} -> {}: exactness", a.algorithm(), b.algorithm());
+    sums(&plan);
+    if let Some((arcs, _)) = arcs {
         let moves: Vec<_> = plan.moves().collect();
         let total: u128 = moves.iter().map(|m| m.len()).sum();
         assert_eq!(total, plan.moved_units(), "moving ranges do not add up to the moved units");
@@ -105,7 +73,7 @@ fn check_plan(a: &dyn Router, b: &dyn Router, keys: &[Vec<u8>]) {
         }
         assert!(moves.iter().all(|m| m.from != m.to && m.start <= m.end));
         for ((key, x), y) in keys.iter().zip(&before).zip(&after) {
-            let Some(p) = position(key) else { continue };
+            let p = arcs.position(key);
             let i = moves.partition_point(|m| m.end < p);
             let hit = moves.get(i).filter(|m| m.start <= p);
             match hit {

@@ -4,7 +4,9 @@
 //! configuration round-trips through its own writer.
 #![no_main]
 
-use hashroute::{ClusterConfig, ConfigKind, NodeSet, ProxyConfig, Router};
+use hashroute::{ClusterConfig, NodeSet, Router};
+use hashroute_cli::proxy::ConfigKind;
+use hashroute_cli::proxy::ProxyConfig;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -8,7 +8,7 @@ use fuzz_common::{
     without_node, FuzzNode, FuzzSpec, Weight,
 };
 use hashroute::internals::{rendezvous_with_isa, Isa};
-use hashroute::{Node, NodeSet, Rendezvous, Router};
+use hashroute::{AnyRouter, Node, NodeSet, Router};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Arbitrary, Debug)]
@@ -33,12 +33,12 @@ fuzz_target!(|input: Input| {
     let Ok(router) = spec.build(set.clone()) else { return };
     let keys = keys(&input.keys);
     check_router(&*router, &spec, &keys, usize::from(input.replicas % 8));
-    simd_paths(&*router, &keys);
+    simd_paths(&router, &keys);
     let before = owners(&*router, &keys);
 
     // Add a node.
     if !too_costly(&spec, &[list.as_slice(), &[Node::new(input.added.clone())]].concat()) {
-        if let Some(Ok(grown)) = with_node(&*router, Node::new(input.added.clone())) {
+        if let Some(Ok(grown)) = with_node(&router, Node::new(input.added.clone())) {
             check_router(&*grown, &spec, &keys, 2);
             let after = owners(&*grown, &keys);
             if exact_movement(spec.algorithm, &set) {
@@ -55,7 +55,7 @@ fuzz_target!(|input: Input| {
 
     // Remove a node.
     let gone = set.as_slice()[usize::from(input.removed) % set.len()].name().to_owned();
-    if let Some(Ok(shrunk)) = without_node(&*router, &gone) {
+    if let Some(Ok(shrunk)) = without_node(&router, &gone) {
         assert!(shrunk.nodes().id_of(&gone).is_none(), "removed node still present");
         check_router(&*shrunk, &spec, &keys, 2);
         let after = owners(&*shrunk, &keys);
@@ -78,7 +78,7 @@ fuzz_target!(|input: Input| {
         if too_costly(&spec, reweighed_set.as_slice()) {
             return;
         }
-        if let Some(Ok(re)) = with_weight(&*router, &name, w) {
+        if let Some(Ok(re)) = with_weight(&router, &name, w) {
             check_router(&*re, &spec, &keys, 2);
             let fresh = spec.build(reweighed_set).expect("rebuild with the new weight");
             assert_eq!(owners(&*re, &keys), owners(&*fresh, &keys), "with_weight differs from a fresh build");
@@ -87,9 +87,8 @@ fuzz_target!(|input: Input| {
 });
 
 /// Rendezvous keeps an ISA per router: every path the CPU has must answer alike.
-fn simd_paths(router: &dyn Router, keys: &[Vec<u8>]) {
-    let any: &dyn std::any::Any = router;
-    let Some(r) = any.downcast_ref::<Rendezvous>() else { return };
+fn simd_paths(router: &AnyRouter, keys: &[Vec<u8>]) {
+    let AnyRouter::Rendezvous(r) = router else { return };
     let portable = rendezvous_with_isa(r, Isa::Portable).expect("portable always runs");
     for isa in Isa::ALL {
         if !isa.is_supported() {

@@ -6,15 +6,10 @@
 //! `for_each_router_type!` list below (incremental `with_node` / `without_node`), and, if it has
 //! options, one line in [`FuzzSpec::spec`]. Adding a hasher: one line in [`hasher`].
 
-use std::any::Any;
 use std::collections::HashSet;
 
 use arbitrary::Arbitrary;
-use hashroute::{
-    Algorithm, Anchor, BinomialHash, EnvoyRing, FlipHash, Haproxy, Jump, JumpBack, JumpBackAnchor, Ketama,
-    KetamaVariant, KeyHasher, Maglev, Memento, Modulo, MultiProbe, Nginx, Node, NodeSet, PowerCh, RedisSlots,
-    Rendezvous, Ring, Router, RouterSpec,
-};
+use hashroute::{Algorithm, AnyRouter, KetamaVariant, KeyHasher, Node, NodeSet, Router, RouterSpec};
 
 /// Small primes for Maglev tables: a full 65537 table costs ~1 ms, too slow per input.
 const TABLE_SIZES: [u64; 6] = [2, 7, 13, 101, 257, 4099];
@@ -152,69 +147,21 @@ pub fn too_costly(spec: &RouterSpec, nodes: &[Node]) -> bool {
     }
 }
 
-/// Runs `$body` with `$x` bound to `$r` downcast to each router type in turn; evaluates to
-/// `Some(body)` for the matching type, `None` for none. A new router type is one more name.
-macro_rules! for_each_router_type {
-    ($r:expr, |$x:ident| $body:expr) => {{
-        let any: &dyn std::any::Any = $r;
-        for_each_router_type!(@try any, $x, $body,
-            Ring, Ketama, Jump, Rendezvous, RedisSlots, Maglev, MultiProbe, Memento, Anchor, Modulo,
-            JumpBack, FlipHash, PowerCh, BinomialHash, JumpBackAnchor, Nginx, Haproxy, EnvoyRing)
-    }};
-    (@try $any:ident, $x:ident, $body:expr, $($t:ty),*) => {{
-        let mut out = None;
-        $(
-            if out.is_none() {
-                if let Some($x) = $any.downcast_ref::<$t>() {
-                    out = Some($body);
-                }
-            }
-        )*
-        out
-    }};
-}
+type Built = hashroute::Result<AnyRouter>;
 
-type Built = hashroute::Result<Box<dyn Router>>;
-
-fn boxed<R: Router>(r: hashroute::Result<R>) -> Built {
-    r.map(|r| Box::new(r) as Box<dyn Router>)
-}
-
-/// The router's incremental `with_node`, if its type has one.
-pub fn with_node(r: &dyn Router, node: Node) -> Option<Built> {
-    for_each_router_type!(r, |x| boxed(x.with_node(node.clone())))
+/// The router's incremental `with_node`.
+pub fn with_node(r: &AnyRouter, node: Node) -> Option<Built> {
+    Some(r.with_node(node))
 }
 
 /// The router's incremental `without_node`.
-pub fn without_node(r: &dyn Router, name: &str) -> Option<Built> {
-    for_each_router_type!(r, |x| boxed(x.without_node(name)))
+pub fn without_node(r: &AnyRouter, name: &str) -> Option<Built> {
+    Some(r.without_node(name))
 }
 
 /// The router's incremental `with_weight` (only the weighted routers have one).
-pub fn with_weight(r: &dyn Router, name: &str, weight: f64) -> Option<Built> {
-    let any: &dyn Any = r;
-    if let Some(x) = any.downcast_ref::<Ring>() {
-        return Some(boxed(x.with_weight(name, weight)));
-    }
-    if let Some(x) = any.downcast_ref::<Ketama>() {
-        return Some(boxed(x.with_weight(name, weight)));
-    }
-    if let Some(x) = any.downcast_ref::<Maglev>() {
-        return Some(boxed(x.with_weight(name, weight)));
-    }
-    if let Some(x) = any.downcast_ref::<Rendezvous>() {
-        return Some(boxed(x.with_weight(name, weight)));
-    }
-    if let Some(x) = any.downcast_ref::<Nginx>() {
-        return Some(boxed(x.with_weight(name, weight)));
-    }
-    if let Some(x) = any.downcast_ref::<Haproxy>() {
-        return Some(boxed(x.with_weight(name, weight)));
-    }
-    if let Some(x) = any.downcast_ref::<EnvoyRing>() {
-        return Some(boxed(x.with_weight(name, weight)));
-    }
-    None
+pub fn with_weight(r: &AnyRouter, name: &str, weight: f64) -> Option<Built> {
+    r.algorithm().supports_weights().then(|| r.with_weight(name, weight))
 }
 
 /// The name each key routes to.
@@ -228,7 +175,7 @@ pub fn owners(r: &dyn Router, keys: &[Vec<u8>]) -> Vec<String> {
 pub fn check_router(r: &dyn Router, spec: &RouterSpec, keys: &[Vec<u8>], replicas: usize) {
     let n = r.node_count();
     assert!(n >= 1, "a router has at least one node");
-    assert_eq!(r.algorithm(), spec.algorithm.name());
+    assert_eq!(r.algorithm(), spec.algorithm);
     let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
     let mut batch = vec![hashroute::NodeId::from_index(u32::MAX); keys.len()];
     r.route_batch(&refs, &mut batch);

@@ -74,6 +74,23 @@ impl Builder<Kafka> {
 }
 
 impl Kafka {
+    /// A new partitioner with `node` appended as the last partition (moves almost every key,
+    /// as adding a partition does in Kafka).
+    ///
+    /// # Errors
+    /// As [`NodeSet::with_node`]; [`crate::Error::Unsupported`] for a weight other than 1.
+    pub fn with_node(&self, node: crate::Node) -> Result<Kafka> {
+        Kafka::builder().node_set(self.nodes.with_node(node)?).build()
+    }
+
+    /// A new partitioner without the node named `name` (the partitions after it shift down).
+    ///
+    /// # Errors
+    /// [`crate::Error::UnknownNode`], [`crate::Error::NoNodes`] for the last node.
+    pub fn without_node(&self, name: &str) -> Result<Kafka> {
+        Ok(Kafka { nodes: self.nodes.without_node(name)? })
+    }
+
     /// `n` partitions named `0..n`.
     ///
     /// # Errors

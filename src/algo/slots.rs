@@ -16,7 +16,6 @@ use crate::arcs::{Arcs, Placement};
 use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::crc16_xmodem;
-use crate::hash::KeyHasher;
 use crate::migration::KeySpace;
 use crate::node::{Node, NodeId, NodeSet};
 use crate::router::Router;
@@ -405,7 +404,7 @@ impl Router for RedisSlots {
     fn arcs(&self) -> Option<Arcs<'_>> {
         let (ends, owners): (Vec<u64>, Vec<u32>) =
             self.ranges().into_iter().map(|(range, owner)| (u64::from(*range.end()), owner.as_u32())).unzip();
-        Some(Arcs::trusted(KeySpace::Slots, ends, owners, Placement::hashed(KeyHasher::Crc16)))
+        Some(Arcs::trusted(KeySpace::Slots, ends, owners, Placement::redis_key_slot()))
     }
     fn canonical_bytes(&self) -> Vec<u8> {
         crate::fingerprint::slots_encoding(self)

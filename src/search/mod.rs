@@ -118,7 +118,7 @@ pub fn branchless_batch(points: &[u64], hashes: &[u64], out: &mut [usize]) {
 /// A BFS-ordered ("Eytzinger") copy of the points, plus each slot's sorted index.
 ///
 /// Memory: 12 bytes per point on top of the sorted array (a full second copy), which is why the
-/// ring uses it only if asked ([`Layout::Eytzinger`](crate::Layout::Eytzinger)).
+/// ring uses it only if asked ([`Layout::Eytzinger`](crate::ring::Layout::Eytzinger)).
 /// Lookup: ⌈log2 n⌉ dependent loads, prefetching the 16 descendants four levels down.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Eytzinger {
