@@ -135,7 +135,7 @@ fn family(c: &mut Criterion) {
         bench_fn(&mut g, "fliphash-fn", n, |h| hashroute::fliphash::bucket(h, nn), &ks);
         bench_fn(&mut g, "fliphash-crate", n, |h| fliphash::fliphash_64(h, ..=u64::from(nn - 1)) as u32, &ks);
         bench_router(&mut g, "power", n, &PowerCh::from_names(names(n)).unwrap(), &ks);
-        bench_fn(&mut g, "power-fn", n, |h| hashroute::power_ch::bucket(h, nn), &ks);
+        bench_fn(&mut g, "power-fn", n, |h| hashroute::power::bucket(h, nn), &ks);
         let p = power_consistent_hash::PowerConsistentHasher::try_new(nn).unwrap();
         bench_fn(&mut g, "power-crate", n, |h| p.hash_u64(h), &ks);
         bench_router(&mut g, "binomial", n, &BinomialHash::from_names(names(n)).unwrap(), &ks);

@@ -5,7 +5,7 @@
 # "fix" a failing golden test (a changed route breaks the stability contract).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HASHROUTE_WRITE_GOLDEN=1 cargo test --all-features --test golden -- --nocapture
-HASHROUTE_WRITE_GOLDEN=1 cargo test --all-features --test golden_config -- --nocapture
-HASHROUTE_WRITE_GOLDEN=1 cargo test --all-features --test golden_proxies -- --nocapture
+HASHROUTE_WRITE_GOLDEN=1 cargo test -p hashroute --all-features --test golden -- --nocapture
+HASHROUTE_WRITE_GOLDEN=1 cargo test -p hashroute --all-features --test golden_config -- --nocapture
+HASHROUTE_WRITE_GOLDEN=1 cargo test -p hashroute --all-features --test golden_proxies -- --nocapture
 git status --short tests/golden

@@ -21,4 +21,4 @@ if [ "$installed" != "$version" ]; then
     echo "iai.sh: installing iai-callgrind-runner $version" >&2
     cargo install iai-callgrind-runner --version "$version" --locked
 fi
-cargo bench --bench iai "$@"
+cargo bench -p hashroute --bench iai "$@"

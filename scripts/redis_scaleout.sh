@@ -18,5 +18,5 @@ if ! printf '%s\n' "$@" | grep -qx -- '--servers'; then
     fi
 fi
 
-cargo build --release --quiet --example redis_scaleout
+cargo build -p hashroute --release --quiet --example redis_scaleout
 exec target/release/examples/redis_scaleout "$@"

@@ -39,8 +39,8 @@ fi
 # Stale medians from an earlier run must not leak into this report.
 rm -rf "$target_dir"/criterion/{lookup,jump,build,route,parallel,rendezvous,hash,jumpfamily}
 for bench in lookup route rendezvous hash jumpfamily; do
-    cargo bench --bench "$bench" -- "${crit_args[@]}"
+    cargo bench -p hashroute --bench "$bench" -- "${crit_args[@]}"
 done
-cargo bench --bench peers
-cargo bench --bench vnodes
+cargo bench -p hashroute --bench peers
+cargo bench -p hashroute --bench vnodes
 echo "report.sh: wrote $(pwd)/$out/REPORT.md"

@@ -19,7 +19,7 @@ passes=("${@:-avx2 portable}")
 read -r -a passes <<<"${passes[*]}"
 
 # The test executables (lib unit tests and tests/kernels.rs), built once.
-mapfile -t bins < <(cargo test --release --all-features --lib --test kernels --no-run --message-format=json 2>/dev/null |
+mapfile -t bins < <(cargo test -p hashroute --release --all-features --lib --test kernels --no-run --message-format=json 2>/dev/null |
     grep -o '"executable":"[^"]*"' | sed 's/"executable":"//; s/"$//' | grep -E '/(hashroute|kernels)-[0-9a-f]+$')
 [ ${#bins[@]} -ge 2 ] || { echo "valgrind.sh: expected 2 test binaries, got: ${bins[*]}" >&2; exit 2; }
 

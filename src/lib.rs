@@ -27,9 +27,9 @@
 //! | [`Jump`] | none | O(log N) | 1/N, append/remove at the end only | no | no (see [`Failover`]) | numbered shards that only grow |
 //! | [`Rendezvous`] | 12 B × N (20 weighted) | O(N) | 1/N | yes | yes | few nodes, weights, simplicity |
 //! | [`RedisSlots`] | 16384 slots | O(1) + CRC16 | the slots you move | via slot counts | yes | Redis Cluster |
-//! | [`Maglev`] | 4 B × M (M = 65537) | O(1) | ≈ 1/N, a few % more | yes | yes (O(M) rebuild) | L4/L7 load balancers, Envoy compatibility |
+//! | [`Maglev`] | 4 B × M (M = 65537) | O(1) | more than 1/N (`results/REPORT.md` measures it) | yes | yes (O(M) rebuild) | L4/L7 load balancers, Envoy compatibility |
 //! | [`MultiProbe`] | 12 B × N | O(k log N), k = 21 | 1/N | no | yes | big node counts, little memory, ≈ 1.05 peak-to-mean |
-//! | [`Memento`] | 12 B × N | O(log N) | 1/N | no | yes | jump's speed with arbitrary removal |
+//! | [`Memento`] | 12 B per removed bucket | O(log N) | 1/N | no | yes | jump's speed with arbitrary removal |
 //! | [`Anchor`] | 24 B × capacity | O(1 + ln(a/w)) | 1/N | no | yes (up to a fixed capacity) | arbitrary removal, capacity known up front |
 //! | [`BoundedLoads`] | state per live key | preference walk | O(1/ε²) × plain | via router | via router | hard cap of (1+ε)× the mean load |
 //! | [`JumpBack`] | none | expected O(1) | 1/N, append/remove at the end only | no | no | numbered shards that only grow: jump at constant cost (hash4j-exact) |
@@ -157,7 +157,7 @@ pub mod fliphash {
 
 /// Power consistent hashing (Leu 2023) on a 64-bit key: the kernel behind [`PowerCh`],
 /// bit-exact with the `power-consistent-hash` crate.
-pub mod power_ch {
+pub mod power {
     pub use crate::algo::power_ch::{bucket, try_bucket, PowerBucket};
 }
 
@@ -196,3 +196,8 @@ pub mod internals {
     }
     pub use crate::search::{branchless, branchless_batch, oracle, Eytzinger, Radix, Tree, BATCH, LEAF, NODE};
 }
+
+/// The README's Rust examples, compiled and run as doctests so that they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -236,7 +236,7 @@ fn jump_family_routes_are_frozen() {
                 ),
                 ("fliphash", hashroute::fliphash::bucket(k, n)),
                 ("fliphash-seed7", hashroute::fliphash::bucket_seeded(k, 7, n).unwrap()),
-                ("power", hashroute::power_ch::bucket(k, n)),
+                ("power", hashroute::power::bucket(k, n)),
                 ("binomial", hashroute::binomial::bucket(k, n)),
             ];
             for (f, b) in rows {

@@ -277,7 +277,7 @@ const BUCKET_FNS: &[(&str, BucketFn)] = &[
         hashroute::jumpback::try_bucket_with(k, n, hashroute::jumpback::JumpBackGenerator::XorshiftL7R9).unwrap()
     }),
     ("fliphash", hashroute::fliphash::bucket),
-    ("power", hashroute::power_ch::bucket),
+    ("power", hashroute::power::bucket),
     ("binomial", hashroute::binomial::bucket),
     ("jumpback-anchor", |k, n| {
         hashroute::jumpback::JumpBackAnchorBucketSet::with_buckets(n).unwrap().bucket(k).unwrap()

@@ -387,13 +387,13 @@ fn fliphash_crate() {
 
 #[test]
 fn power_consistent_hash() {
-    use hashroute::power_ch;
+    use hashroute::power;
     let Some(rows) = read_csv("power_ch.csv") else { return };
     let mut checked = 0;
     for row in &rows {
         let (key, n, b) = grid_row(row);
-        assert_eq!(power_ch::bucket(key, n), b, "{row:?}");
-        assert_eq!(power_ch::try_bucket(key, n), Ok(b));
+        assert_eq!(power::bucket(key, n), b, "{row:?}");
+        assert_eq!(power::try_bucket(key, n), Ok(b));
         if n <= 1024 {
             let r = hashroute::PowerCh::builder().node_set(numbered(n)).build().unwrap();
             assert_eq!(r.route_hash(key).unwrap().as_u32(), b, "router {row:?}");
@@ -507,13 +507,13 @@ proptest::proptest! {
     #[test]
     fn power_ch_equals_the_crate(key: u64, n in proptest::prop_oneof![2u32..100, 2u32..=(1 << 31), (1u32..31).prop_map(|s| (1 << s) + 1)]) {
         let crate_hasher = power_consistent_hash::PowerConsistentHasher::try_new(n).unwrap();
-        proptest::prop_assert_eq!(hashroute::power_ch::bucket(key, n), crate_hasher.hash_u64(key));
+        proptest::prop_assert_eq!(hashroute::power::bucket(key, n), crate_hasher.hash_u64(key));
     }
 }
 
 #[test]
 fn power_ch_crate_rejects_one_bucket_and_we_answer_zero() {
     assert!(power_consistent_hash::PowerConsistentHasher::try_new(1).is_err());
-    assert_eq!(hashroute::power_ch::bucket(u64::MAX, 1), 0);
-    assert_eq!(hashroute::power_ch::try_bucket(5, 0), Err(hashroute::Error::ZeroBuckets));
+    assert_eq!(hashroute::power::bucket(u64::MAX, 1), 0);
+    assert_eq!(hashroute::power::try_bucket(5, 0), Err(hashroute::Error::ZeroBuckets));
 }

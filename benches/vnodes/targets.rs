@@ -144,7 +144,7 @@ const RATIOS: [Ratio; 19] = [
         lower_is_better: true,
     },
     Ratio {
-        what: "power_ch::bucket / power-consistent-hash crate, same harness, 1000 buckets",
+        what: "power::bucket / power-consistent-hash crate, same harness, 1000 buckets",
         target: "≤ 1.1",
         num: ("jumpfamily", "power-fn", "1000"),
         den: ("jumpfamily", "power-crate", "1000"),

@@ -199,7 +199,7 @@ fn bucket_fn(spec: &RouterSpec, count: u32, removed: &[u32]) -> Result<BucketFn,
             Box::new(move |h| hashroute::jumpback::try_bucket_with(h, count, generator).unwrap_or(0))
         }
         Algorithm::FlipHash => Box::new(move |h| hashroute::fliphash::bucket(h, count)),
-        Algorithm::Power => Box::new(move |h| hashroute::power_ch::bucket(h, count)),
+        Algorithm::Power => Box::new(move |h| hashroute::power::bucket(h, count)),
         Algorithm::Binomial => Box::new(move |h| hashroute::binomial::bucket(h, count)),
         Algorithm::JumpBackAnchor => {
             let mut set = JumpBackAnchorBucketSet::with_buckets(count)?;
