@@ -2,7 +2,8 @@
 //! crates, same run, same keys: one key at a time and batched, hash included (xxh3 of a 16-byte
 //! key; the crates get the same xxh3 hash).
 //!
-//! Ids: `jumpfamily/<variant>/<buckets>` (one `route` per key) and
+//! Ids: `jumpfamily/<variant>/<buckets>` (one `route` per key on the concrete type;
+//! `<variant>-any` through the configured-router enum `AnyRouter`) and
 //! `jumpfamily/<variant>-batch/<buckets>` (`route_batch`, or for a crate: hash the chunk, then
 //! its function per hash), buckets 10, 1000 and 10^6 (quick mode: 10 and 1000); plus the
 //! removal states `jumpfamily/<jumpback-anchor|memento|anchor>-removed<10|50|90>/1000` (that
@@ -26,7 +27,9 @@ use std::time::Duration;
 use criterion::measurement::WallTime;
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use hashroute::jumpback::JumpBackGenerator;
-use hashroute::{Anchor, BinomialHash, FlipHash, Jump, JumpBack, JumpBackAnchor, Memento, NodeId, PowerCh, Router};
+use hashroute::{
+    Anchor, AnyRouter, BinomialHash, FlipHash, Jump, JumpBack, JumpBackAnchor, Memento, NodeId, PowerCh, Router,
+};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
@@ -40,8 +43,15 @@ fn xxh(k: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(k)
 }
 
-/// The two rows of one hashroute router: single-key `route` and `route_batch`.
-fn bench_router(g: &mut BenchmarkGroup<'_, WallTime>, variant: &str, n: usize, r: &dyn Router, ks: &[&[u8]]) {
+/// The two rows of one hashroute router, on its concrete type: single-key `route` and
+/// `route_batch`.
+fn bench_router<R: Router + ?Sized>(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    variant: &str,
+    n: usize,
+    r: &R,
+    ks: &[&[u8]],
+) {
     let mut out = vec![NodeId::default(); ks.len()];
     g.bench_with_input(BenchmarkId::new(variant, n), &n, |b, _| {
         b.iter(|| {
@@ -53,6 +63,19 @@ fn bench_router(g: &mut BenchmarkGroup<'_, WallTime>, variant: &str, n: usize, r
     });
     g.bench_with_input(BenchmarkId::new(format!("{variant}-batch"), n), &n, |b, _| {
         b.iter(|| r.route_batch(ks, black_box(&mut out)))
+    });
+}
+
+/// The single-key row of a router known as an [`AnyRouter`] (the configured-router enum).
+fn bench_single(g: &mut BenchmarkGroup<'_, WallTime>, variant: &str, n: usize, r: &AnyRouter, ks: &[&[u8]]) {
+    let mut out = vec![NodeId::default(); ks.len()];
+    g.bench_with_input(BenchmarkId::new(variant, n), &n, |b, _| {
+        b.iter(|| {
+            for (o, k) in out.iter_mut().zip(ks) {
+                *o = r.route(k);
+            }
+            black_box(&out);
+        })
     });
 }
 
@@ -131,15 +154,21 @@ fn family(c: &mut Criterion) {
         bench_router(&mut g, "jumpback", n, &JumpBack::from_names(names(n)).unwrap(), &ks);
         let x = JumpBack::builder().generator(JumpBackGenerator::XorshiftL7R9).nodes(names(n)).build().unwrap();
         bench_router(&mut g, "jumpback-xorshift", n, &x, &ks);
-        bench_router(&mut g, "fliphash", n, &FlipHash::from_names(names(n)).unwrap(), &ks);
+        let flip = FlipHash::from_names(names(n)).unwrap();
+        bench_router(&mut g, "fliphash", n, &flip, &ks);
+        bench_single(&mut g, "fliphash-any", n, &AnyRouter::from(flip), &ks);
         bench_fn(&mut g, "fliphash-fn", n, |h| hashroute::fliphash::bucket(h, nn), &ks);
         bench_fn(&mut g, "fliphash-crate", n, |h| fliphash::fliphash_64(h, ..=u64::from(nn - 1)) as u32, &ks);
-        bench_router(&mut g, "power", n, &PowerCh::from_names(names(n)).unwrap(), &ks);
+        let power = PowerCh::from_names(names(n)).unwrap();
+        bench_router(&mut g, "power", n, &power, &ks);
+        bench_single(&mut g, "power-any", n, &AnyRouter::from(power), &ks);
         bench_fn(&mut g, "power-fn", n, |h| hashroute::power::bucket(h, nn), &ks);
         let p = power_consistent_hash::PowerConsistentHasher::try_new(nn).unwrap();
         bench_fn(&mut g, "power-crate", n, |h| p.hash_u64(h), &ks);
         bench_router(&mut g, "binomial", n, &BinomialHash::from_names(names(n)).unwrap(), &ks);
-        bench_router(&mut g, "jump", n, &Jump::from_names(names(n)).unwrap(), &ks);
+        let jump = Jump::from_names(names(n)).unwrap();
+        bench_router(&mut g, "jump", n, &jump, &ks);
+        bench_single(&mut g, "jump-any", n, &AnyRouter::from(jump), &ks);
         bench_kernels(&mut g, n, &hashes);
         bench_fn(&mut g, "jump-crate", n, |h| jump_consistent_hash::hash(h, n) as u32, &ks);
         bench_router(&mut g, "memento", n, &Memento::from_names(names(n)).unwrap(), &ks);

@@ -21,7 +21,7 @@ struct Ratio {
     lower_is_better: bool,
 }
 
-const RATIOS: [Ratio; 19] = [
+const RATIOS: [Ratio; 23] = [
     Ratio {
         what: "ring route, batched (default layout) / oracle single, 160K points",
         target: "≤ 0.25",
@@ -152,7 +152,15 @@ const RATIOS: [Ratio; 19] = [
         lower_is_better: true,
     },
     Ratio {
-        what: "FlipHash router (dyn Router, KeyHasher) / fliphash crate, single key, 1000 buckets",
+        what: "Jump router (concrete type) / jump-consistent-hash crate, single key, 1000 buckets",
+        target: "≤ 1.1",
+        num: ("jumpfamily", "jump", "1000"),
+        den: ("jumpfamily", "jump-crate", "1000"),
+        limit: 1.1,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "FlipHash router (concrete type) / fliphash crate, single key, 1000 buckets",
         target: "≤ 1.1",
         num: ("jumpfamily", "fliphash", "1000"),
         den: ("jumpfamily", "fliphash-crate", "1000"),
@@ -160,11 +168,35 @@ const RATIOS: [Ratio; 19] = [
         lower_is_better: true,
     },
     Ratio {
-        what: "PowerCh router (dyn Router, KeyHasher) / power-consistent-hash crate, single key, 1000 buckets",
+        what: "PowerCh router (concrete type) / power-consistent-hash crate, single key, 1000 buckets",
         target: "≤ 1.1",
         num: ("jumpfamily", "power", "1000"),
         den: ("jumpfamily", "power-crate", "1000"),
         limit: 1.1,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "Jump through AnyRouter / jump-consistent-hash crate, single key, 1000 buckets",
+        target: "≤ 1.15",
+        num: ("jumpfamily", "jump-any", "1000"),
+        den: ("jumpfamily", "jump-crate", "1000"),
+        limit: 1.15,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "FlipHash through AnyRouter / fliphash crate, single key, 1000 buckets",
+        target: "≤ 1.15",
+        num: ("jumpfamily", "fliphash-any", "1000"),
+        den: ("jumpfamily", "fliphash-crate", "1000"),
+        limit: 1.15,
+        lower_is_better: true,
+    },
+    Ratio {
+        what: "PowerCh through AnyRouter / power-consistent-hash crate, single key, 1000 buckets",
+        target: "≤ 1.15",
+        num: ("jumpfamily", "power-any", "1000"),
+        den: ("jumpfamily", "power-crate", "1000"),
+        limit: 1.15,
         lower_is_better: true,
     },
     Ratio {
