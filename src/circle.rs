@@ -23,10 +23,9 @@ pub(crate) const MAX_POINTS: u64 = 1 << 26;
 
 /// Below this many points, [`Layout::Auto`] searches the sorted array directly with
 /// `partition_point` ([`Layout::Oracle`]); from it on, it builds the [`Layout::Radix`] index.
-/// Measured with `benches/lookup.rs` (4096 keys per iteration, AVX2 Zen 3 VM, one run,
-/// criterion medians): at 1.6K points oracle 43.6 µs, radix 38.0 µs, radix batched 29.2 µs; at
-/// 16K oracle 73.8 µs, radix 42.0 µs. Below ~1K points the arrays sit in L1, the speed-up is
-/// small and the index (≤ 0.75 B per point) would cost more than it saves.
+/// Below about a thousand points the arrays sit in L1, so the index's speed-up is small and its
+/// memory (≤ 0.75 B per point) costs more than it saves; `benches/lookup.rs` measures the
+/// crossover (`results/REPORT.md`).
 pub const INDEX_MIN_POINTS: usize = 1024;
 
 /// How a ring searches its points. Every layout returns identical routes; they trade memory for

@@ -4,7 +4,8 @@
 //! one on the working tree, so both sides run byte-identical measurement code. Plain std only:
 //! no criterion, no rand. It uses only API that exists on both sides:
 //! `Ring::builder().vnodes(v).nodes(..).build()`, `Router::{route, route_batch}`,
-//! `RouterSpec::new(Algorithm::{Rendezvous, Maglev}).build(NodeSet::from_names(..)?)` and
+//! `RouterSpec::new(Algorithm::{Rendezvous, Maglev}).build(NodeSet::from_names(..)?)` (used as
+//! `&*router: &dyn Router`) and
 //! `jump::bucket_batch`.
 //!
 //! Each case: warm up (~100 ms, which also calibrates the iteration count so that one sample
@@ -198,7 +199,9 @@ fn main() {
             continue;
         }
         let set = NodeSet::from_names(names(nodes)).expect("node set");
-        let router: Box<dyn Router> = RouterSpec::new(algorithm).build(set).expect("router builds");
+        // `Box<dyn Router>` on older bases, `AnyRouter` since the workspace issue: `&*router` is a
+        // `&dyn Router` on both.
+        let router = RouterSpec::new(algorithm).build(set).expect("router builds");
         let ns = measure(id, plan, verbose, || {
             route_each(&*router, black_box(&keys), &mut out);
             black_box(&out);

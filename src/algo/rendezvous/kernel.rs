@@ -7,9 +7,9 @@
 
 use crate::arch::{Isa, Kernels};
 
-/// Below this many nodes, a router takes the portable kernel instead of AVX2: on an AVX2 Zen 3
-/// VM AVX2 took 0.71× the portable kernel's time at 100 nodes and 0.63× at 1000, but 1.28× at
-/// 10 (its setup and reduction cost more than the lanes save on so few nodes).
+/// Below this many nodes, a router takes the portable kernel instead of AVX2: on few nodes the
+/// vector setup and reduction cost more than the lanes save (`benches/rendezvous.rs` measures
+/// both paths by node count).
 pub(crate) const AVX2_MIN_NODES: usize = 64;
 
 /// The kernels a router of `nodes` nodes uses: the process's path, except that AVX2 becomes

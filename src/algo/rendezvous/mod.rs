@@ -220,8 +220,7 @@ impl Rendezvous {
             (None, Scoring::GoXorshift) => self.kernel.argmax_go(&self.hashes, k),
             // Kept scalar on purpose: std's `ln` is the frozen definition and a vector `ln` is
             // not bit-identical to it. An error-bounded approximation with an exact fallback on
-            // near ties (commits 6076d69, fc8b3b9, reverted) chose identically but measured no
-            // faster than this loop on the dev machine; it needs AVX-512 lanes to pay.
+            // near ties chose identically but was no faster than this loop (tried and reverted).
             (Some(w), _) => {
                 let mut best = 0;
                 let mut best_score = weighted_score(k, self.hashes[0], w[0]);

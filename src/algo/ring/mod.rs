@@ -255,14 +255,12 @@ impl Router for Ring {
         Ok(self.owner(hash))
     }
     /// Software-pipelined: hashes and searches chunk `k + 1` while the owner lines of chunk `k`
-    /// (prefetched as soon as its indices are known) arrive, then reads chunk `k`'s owners.
-    /// Measured against reading the owners inside the radix kernel (prefetched with each key's
-    /// point block): 0.90–1.01× its time at 160K points (two ring instances), a tie at 1.6M.
+    /// (prefetched as soon as its indices are known) arrive, then reads chunk `k`'s owners, so
+    /// the two cache misses of a key (its point block and its owner) overlap with other work.
     fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
         assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
-        // One kernel batch ([`search::BATCH`]) per chunk. Measured (loaded 2-core machine, 4096
-        // keys, min of 150 runs): 32 beat 64/96/128/256 by 2-3%/3%/4%/7% at 1.6M points and tied
-        // at 160K; a short chunk keeps each owner prefetch in flight for exactly one search.
+        // One kernel batch ([`search::BATCH`]) per chunk: a short chunk keeps each owner prefetch
+        // in flight for exactly one search (longer chunks were slower in `benches/route.rs`).
         const CHUNK: usize = search::BATCH;
         let mut hashes = [0u64; CHUNK];
         let mut idx = [[0usize; CHUNK]; 2];
