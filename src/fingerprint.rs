@@ -10,6 +10,7 @@
 //! | [`Ketama`] | algorithm, variant, node names sorted, every point and its owner's rank | no |
 //! | [`Modulo`], [`Jump`] | algorithm, hasher (+ seed), node names in id order | yes (node `i` is bucket `i`) |
 //! | [`RedisSlots`] | algorithm, every maximal slot range and its owner's name | yes (as the layout) |
+//! | [`TokenRing`] | algorithm, hasher, node names sorted, every token (as its position) and its owner's rank | no |
 //! | anything else ([`View::Opaque`]: trait objects, [`Rendezvous`], [`Failover`]) | algorithm, node names + weights (sorted by name for order-independent algorithms), and the routes of a fixed probe set of keys and hashes | as the algorithm |
 //!
 //! The encoding starts with a version tag, so a deliberate change of the encoding is visible as
@@ -35,6 +36,7 @@ use crate::algo::modulo::Modulo;
 use crate::algo::rendezvous::Rendezvous;
 use crate::algo::ring::Ring;
 use crate::algo::slots::RedisSlots;
+use crate::algo::token_ring::TokenRing;
 use crate::error::{Error, Result};
 use crate::failover::Failover;
 use crate::hash::KeyHasher;
@@ -66,6 +68,8 @@ pub enum View<'a> {
     Ketama(&'a Ketama),
     /// Redis Cluster slots.
     Slots(&'a RedisSlots),
+    /// A ring over explicit tokens.
+    TokenRing(&'a TokenRing),
     /// A router known only through the [`Router`] trait.
     Opaque(&'a dyn Router),
 }
@@ -78,6 +82,7 @@ impl fmt::Debug for View<'_> {
             View::Jump(r) => ("Jump", r),
             View::Ketama(r) => ("Ketama", r),
             View::Slots(r) => ("Slots", r),
+            View::TokenRing(r) => ("TokenRing", r),
             View::Opaque(r) => ("Opaque", r),
         };
         write!(f, "View::{kind}({} over {} nodes)", r.algorithm(), r.node_count())
@@ -119,6 +124,12 @@ impl Inspect for Ketama {
 impl Inspect for RedisSlots {
     fn view(&self) -> View<'_> {
         View::Slots(self)
+    }
+}
+
+impl Inspect for TokenRing {
+    fn view(&self) -> View<'_> {
+        View::TokenRing(self)
     }
 }
 
@@ -169,6 +180,9 @@ impl Inspect for dyn Router + '_ {
             return r.view();
         }
         if let Some(r) = any.downcast_ref::<RedisSlots>() {
+            return r.view();
+        }
+        if let Some(r) = any.downcast_ref::<TokenRing>() {
             return r.view();
         }
         if let Some(b) = any.downcast_ref::<Box<dyn Router>>() {
@@ -287,6 +301,17 @@ pub fn canonical_bytes<R: Inspect + ?Sized>(router: &R) -> Vec<u8> {
                 c.u32(u32::from(*range.start()));
                 c.u32(u32::from(*range.end()));
                 c.str(s.node_name(owner));
+            }
+        }
+        View::TokenRing(ring) => {
+            // As a ring's points: the tokens (weights and labels do not change routes).
+            c.str("exact");
+            c.hasher(ring.hasher());
+            let ranks = c.sorted_names(ring.nodes());
+            c.u64(ring.positions().len() as u64);
+            for (&p, &o) in ring.positions().iter().zip(ring.owners()) {
+                c.u64(p);
+                c.u32(ranks[o as usize]);
             }
         }
         View::Opaque(r) => probe(&mut c, r),

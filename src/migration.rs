@@ -438,6 +438,10 @@ fn ring_side(r: &Ring) -> PointSet<'_, u64> {
     PointSet { points: r.points(), owners: r.owners(), nodes: r.nodes(), algorithm: "ring" }
 }
 
+fn token_ring_side(r: &crate::TokenRing) -> PointSet<'_, u64> {
+    PointSet { points: r.positions(), owners: r.owners(), nodes: r.nodes(), algorithm: "token-ring" }
+}
+
 /// The exact plan between two Ketama continuums (any variants hashing keys the same way:
 /// [`plan`] samples keys instead when their key hashers differ, e.g. twemproxy `md5` against
 /// `fnv1a_64`; a variant that looks up the first point strictly greater than the hash
@@ -546,8 +550,8 @@ pub fn default_sample(count: usize) -> Vec<Vec<u8>> {
     (0..count).map(|i| format!("key:{i}").into_bytes()).collect()
 }
 
-/// The best plan available: exact for two rings with the same hasher, two Ketama continuums, or
-/// two slot layouts; otherwise estimated from
+/// The best plan available: exact for two rings with the same hasher, two Ketama continuums, two
+/// token rings, or two slot layouts; otherwise estimated from
 /// [`DEFAULT_SAMPLE`] keys of [`default_sample`].
 ///
 /// Trait objects (`&dyn Router`, `Box<dyn Router>`) are downcast to their concrete router (see
@@ -564,6 +568,9 @@ where
         (View::Ring(a), View::Ring(b)) if a.hasher() == b.hasher() => return plan_rings(a, b),
         (View::Ketama(a), View::Ketama(b)) if same_key_hash(a, b) => return plan_ketama(a, b),
         (View::Slots(a), View::Slots(b)) => return plan_slots(a, b),
+        (View::TokenRing(a), View::TokenRing(b)) => {
+            return plan_points(token_ring_side(a), token_ring_side(b), KeySpace::Hash64);
+        }
         _ => {}
     }
     let sample = default_sample(DEFAULT_SAMPLE);
@@ -585,6 +592,7 @@ fn as_dyn<R: Inspect + ?Sized>(r: &R) -> &dyn Router {
         View::Jump(x) => x,
         View::Ketama(x) => x,
         View::Slots(x) => x,
+        View::TokenRing(x) => x,
         View::Opaque(x) => x,
     }
 }

@@ -25,8 +25,8 @@ pub use crate::circle::{Layout, INDEX_MIN_POINTS};
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::{NodeId, NodeSet};
-use crate::search;
 use crate::Builder;
+pub(crate) use build::radix_sort;
 use build::{generate_sorted, name_order, point_counts};
 
 pub(crate) use crate::circle::MAX_POINTS;
@@ -181,39 +181,10 @@ impl Ring {
 }
 
 router_plumbing!(Ring, "ring", own_batch {
-    /// Software-pipelined: hashes and searches chunk `k + 1` while the owner lines of chunk `k`
-    /// (prefetched as soon as its indices are known) arrive, then reads chunk `k`'s owners.
-    /// Measured against reading the owners inside the radix kernel (prefetched with each key's
-    /// point block): 0.90–1.01× its time at 160K points (two ring instances), a tie at 1.6M.
+    /// Software-pipelined over the circle (see `Circle::route_batch_pipelined`): hashes and
+    /// searches one chunk while the owner lines of the previous one arrive.
     fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
-        assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
-        // One kernel batch ([`search::BATCH`]) per chunk. Measured (loaded 2-core machine, 4096
-        // keys, min of 150 runs): 32 beat 64/96/128/256 by 2-3%/3%/4%/7% at 1.6M points and tied
-        // at 160K; a short chunk keeps each owner prefetch in flight for exactly one search.
-        const CHUNK: usize = search::BATCH;
-        let mut hashes = [0u64; CHUNK];
-        let mut idx = [[0usize; CHUNK]; 2];
-        // The chunk whose owners are still to be read: its output, length and `idx` buffer.
-        let mut pending: Option<(&mut [NodeId], usize, usize)> = None;
-        for (n, (ks, os)) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
-            let m = ks.len();
-            let cur = n & 1;
-            self.hasher.hash_batch(ks, &mut hashes[..m]);
-            self.circle.successor_batch(&hashes[..m], &mut idx[cur][..m]);
-            for &i in &idx[cur][..m] {
-                crate::arch::prefetch(self.circle.owners(), i);
-            }
-            if let Some((pos, pm, b)) = pending.replace((os, m, cur)) {
-                for (o, &i) in pos.iter_mut().zip(&idx[b][..pm]) {
-                    *o = NodeId::from_index(self.circle.owners()[i]);
-                }
-            }
-        }
-        if let Some((pos, pm, b)) = pending {
-            for (o, &i) in pos.iter_mut().zip(&idx[b][..pm]) {
-                *o = NodeId::from_index(self.circle.owners()[i]);
-            }
-        }
+        self.circle.route_batch_pipelined(keys, out, |ks, hs| self.hasher.hash_batch(ks, hs));
     }
     /// Dynamo's preference list: walk clockwise from the key's point, skipping nodes already
     /// produced.
@@ -226,6 +197,7 @@ router_plumbing!(Ring, "ring", own_batch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search;
     use crate::Router;
 
     fn ring(names: &[&str], v: u64) -> Ring {
