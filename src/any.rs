@@ -9,7 +9,7 @@ use crate::node::{NodeId, NodeSet};
 use crate::router::Router;
 use crate::{
     Anchor, BinomialHash, EnvoyRing, FlipHash, Haproxy, Jump, JumpBack, JumpBackAnchor, Kafka, Ketama, Maglev, Memento,
-    Modulo, MultiProbe, Nginx, PowerCh, RedisSlots, Rendezvous, Ring,
+    Modulo, MultiProbe, Nginx, PowerCh, RedisSlots, Rendezvous, Ring, TokenRing,
 };
 
 /// A router of any algorithm: what [`RouterSpec::build`](crate::RouterSpec::build) returns. It
@@ -61,6 +61,8 @@ pub enum AnyRouter {
     EnvoyRing(EnvoyRing),
     /// [`Algorithm::Kafka`].
     Kafka(Kafka),
+    /// [`Algorithm::TokenRing`].
+    TokenRing(TokenRing),
 }
 
 /// `$body` with `$r` bound to the router inside any variant of `$any`: the one `match` every
@@ -87,6 +89,7 @@ macro_rules! each {
             AnyRouter::Haproxy($r) => $body,
             AnyRouter::EnvoyRing($r) => $body,
             AnyRouter::Kafka($r) => $body,
+            AnyRouter::TokenRing($r) => $body,
         }
     };
 }
@@ -163,6 +166,7 @@ impl AnyRouter {
             AnyRouter::Haproxy(r) => r.with_node(node)?.into(),
             AnyRouter::EnvoyRing(r) => r.with_node(node)?.into(),
             AnyRouter::Kafka(r) => r.with_node(node)?.into(),
+            AnyRouter::TokenRing(r) => r.with_node(node)?.into(),
         })
     }
 
@@ -193,6 +197,7 @@ impl AnyRouter {
             AnyRouter::Haproxy(r) => r.without_node(name)?.into(),
             AnyRouter::EnvoyRing(r) => r.without_node(name)?.into(),
             AnyRouter::Kafka(r) => r.without_node(name)?.into(),
+            AnyRouter::TokenRing(r) => r.without_node(name)?.into(),
         })
     }
 
@@ -211,6 +216,7 @@ impl AnyRouter {
             AnyRouter::Nginx(r) => r.with_weight(name, weight)?.into(),
             AnyRouter::Haproxy(r) => r.with_weight(name, weight)?.into(),
             AnyRouter::EnvoyRing(r) => r.with_weight(name, weight)?.into(),
+            AnyRouter::TokenRing(r) => r.with_weight(name, weight)?.into(),
             other => {
                 let algorithm = other.algorithm().name();
                 return Err(crate::Error::Unsupported { algorithm, operation: "weights" });
@@ -250,4 +256,5 @@ from_router!(
     Haproxy(Haproxy),
     EnvoyRing(EnvoyRing),
     Kafka(Kafka),
+    TokenRing(TokenRing),
 );

@@ -261,6 +261,55 @@ impl Circle<u64, Index> {
     }
 }
 
+impl Circle<u64, Index> {
+    /// The owner of every key of `keys` into `out`, the keys hashed a chunk at a time by
+    /// `hash_chunk` (a router's `KeyHasher::hash_batch`): the batch kernel of the routers on
+    /// this circle (ring, token ring).
+    ///
+    /// Software-pipelined: hashes and searches chunk `k + 1` while the owner lines of chunk `k`
+    /// (prefetched as soon as its indices are known) arrive, then reads chunk `k`'s owners.
+    /// Measured against reading the owners inside the radix kernel (prefetched with each key's
+    /// point block): 0.90–1.01× its time at 160K points (two ring instances), a tie at 1.6M.
+    ///
+    /// # Panics
+    /// If `keys.len() != out.len()`, or the circle has no point.
+    pub(crate) fn route_batch_pipelined(
+        &self,
+        keys: &[&[u8]],
+        out: &mut [NodeId],
+        hash_chunk: impl Fn(&[&[u8]], &mut [u64]),
+    ) {
+        assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
+        // One kernel batch ([`search::BATCH`]) per chunk. Measured (loaded 2-core machine, 4096
+        // keys, min of 150 runs): 32 beat 64/96/128/256 by 2-3%/3%/4%/7% at 1.6M points and tied
+        // at 160K; a short chunk keeps each owner prefetch in flight for exactly one search.
+        const CHUNK: usize = search::BATCH;
+        let mut hashes = [0u64; CHUNK];
+        let mut idx = [[0usize; CHUNK]; 2];
+        // The chunk whose owners are still to be read: its output, length and `idx` buffer.
+        let mut pending: Option<(&mut [NodeId], usize, usize)> = None;
+        for (n, (ks, os)) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
+            let m = ks.len();
+            let cur = n & 1;
+            hash_chunk(ks, &mut hashes[..m]);
+            self.successor_batch(&hashes[..m], &mut idx[cur][..m]);
+            for &i in &idx[cur][..m] {
+                crate::arch::prefetch(&self.owners, i);
+            }
+            if let Some((pos, pm, b)) = pending.replace((os, m, cur)) {
+                for (o, &i) in pos.iter_mut().zip(&idx[b][..pm]) {
+                    *o = NodeId::from_index(self.owners[i]);
+                }
+            }
+        }
+        if let Some((pos, pm, b)) = pending {
+            for (o, &i) in pos.iter_mut().zip(&idx[b][..pm]) {
+                *o = NodeId::from_index(self.owners[i]);
+            }
+        }
+    }
+}
+
 impl<P: Copy + Ord, I: Search<P>> Circle<P, I> {
     /// The sorted points.
     #[inline]

@@ -28,7 +28,8 @@ use crate::config::RouterSpec;
 use crate::error::{Error, Result};
 use crate::node::{Node, NodeSet};
 
-/// One node of a [`ClusterConfig`]: name, weight (default 1.0) and labels (default none).
+/// One node of a [`ClusterConfig`]: name, weight (default 1.0), labels (default none) and ring
+/// tokens (default none; only [`TokenRing`](crate::TokenRing) reads them, and needs them).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeConfig {
@@ -40,6 +41,10 @@ pub struct NodeConfig {
     /// Topology labels (`zone`, `rack`, `host`, …), used by [`replicas_with_policy`](crate::placement::replicas_with_policy).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// Ring tokens, signed 64-bit (`"tokens": [-9223372036854775807, 0]`), for `token-ring`.
+    /// Omitted when empty, so configurations of the other algorithms read and write as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tokens: Vec<i64>,
 }
 
 fn one() -> f64 {
@@ -53,7 +58,7 @@ fn is_one(w: &f64) -> bool {
 impl NodeConfig {
     /// A node of weight 1.0 without labels.
     pub fn new(name: impl Into<String>) -> NodeConfig {
-        NodeConfig { name: name.into(), weight: 1.0, labels: BTreeMap::new() }
+        NodeConfig { name: name.into(), weight: 1.0, labels: BTreeMap::new(), tokens: Vec::new() }
     }
 
     /// Sets the weight (validated when the config is built or loaded).
@@ -70,14 +75,27 @@ impl NodeConfig {
         self
     }
 
+    /// Sets the ring tokens (kept in the given order here; a built node stores them sorted).
+    #[must_use]
+    pub fn with_tokens(mut self, tokens: impl IntoIterator<Item = i64>) -> NodeConfig {
+        self.tokens = tokens.into_iter().collect();
+        self
+    }
+
     fn to_node(&self) -> Node {
-        self.labels.iter().fold(Node::new(self.name.as_str()).with_weight(self.weight), |n, (k, v)| n.with_label(k, v))
+        let node = Node::new(self.name.as_str()).with_weight(self.weight).with_tokens(self.tokens.iter().copied());
+        self.labels.iter().fold(node, |n, (k, v)| n.with_label(k, v))
     }
 }
 
 impl From<&Node> for NodeConfig {
     fn from(node: &Node) -> NodeConfig {
-        NodeConfig { name: node.name().to_owned(), weight: node.weight(), labels: node.labels().clone() }
+        NodeConfig {
+            name: node.name().to_owned(),
+            weight: node.weight(),
+            labels: node.labels().clone(),
+            tokens: node.tokens().to_vec(),
+        }
     }
 }
 

@@ -42,7 +42,7 @@ use crate::hash::KeyHasher;
 use crate::node::NodeSet;
 use crate::node::MAX_NODES;
 use crate::{Anchor, Jump, Ketama, KetamaVariant, Maglev, Memento, Modulo, MultiProbe, RedisSlots, Rendezvous, Ring};
-use crate::{BinomialHash, FlipHash, JumpBack, JumpBackAnchor, PowerCh};
+use crate::{BinomialHash, FlipHash, JumpBack, JumpBackAnchor, PowerCh, TokenRing};
 
 /// A routing algorithm, as named on the command line and in configuration files.
 ///
@@ -94,6 +94,9 @@ pub enum Algorithm {
     EnvoyRing,
     /// Kafka's keyed partitioner, `toPositive(murmur2(key)) % partitions` ([`Kafka`](crate::Kafka)).
     Kafka,
+    /// A ring over explicit signed tokens, Cassandra-compatible ([`TokenRing`]). Spelled
+    /// `token-ring`. Its nodes must carry their tokens ([`Algorithm::needs_tokens`]).
+    TokenRing,
 }
 
 impl Algorithm {
@@ -118,6 +121,7 @@ impl Algorithm {
         Algorithm::Haproxy,
         Algorithm::EnvoyRing,
         Algorithm::Kafka,
+        Algorithm::TokenRing,
     ];
 
     /// The algorithm's name as the CLI's `--algo` and configuration files spell it; equal to
@@ -143,6 +147,7 @@ impl Algorithm {
             Algorithm::Haproxy => "haproxy",
             Algorithm::EnvoyRing => "envoy-ring",
             Algorithm::Kafka => "kafka",
+            Algorithm::TokenRing => "token-ring",
         }
     }
 
@@ -167,6 +172,7 @@ impl Algorithm {
             Algorithm::Haproxy => KeyHasher::SdbmAvalanche,
             Algorithm::EnvoyRing => KeyHasher::Xxh64 { seed: 0 },
             Algorithm::Kafka => KeyHasher::Murmur2Kafka,
+            Algorithm::TokenRing => KeyHasher::CassandraMurmur3,
             _ => KeyHasher::default(),
         }
     }
@@ -217,7 +223,15 @@ impl Algorithm {
                 | Algorithm::Haproxy
                 | Algorithm::EnvoyRing
                 | Algorithm::Kafka
+                | Algorithm::TokenRing
         )
+    }
+
+    /// Whether the nodes must carry their ring tokens ([`Node::with_tokens`](crate::Node::with_tokens),
+    /// a cluster configuration's `tokens`, a tokens file): only the token ring, whose points are
+    /// state rather than a function of the names.
+    pub fn needs_tokens(self) -> bool {
+        matches!(self, Algorithm::TokenRing)
     }
 
     /// The hashers an algorithm accepts when [`takes_hasher`](Algorithm::takes_hasher) is
@@ -232,6 +246,7 @@ impl Algorithm {
             Algorithm::Haproxy => &[KeyHasher::SdbmAvalanche, KeyHasher::Sdbm],
             Algorithm::EnvoyRing => &[KeyHasher::Xxh64 { seed: 0 }, KeyHasher::Murmur64aEnvoy],
             Algorithm::Kafka => &[KeyHasher::Murmur2Kafka],
+            Algorithm::TokenRing => &[KeyHasher::CassandraMurmur3],
             _ => &[],
         }
     }
@@ -603,6 +618,19 @@ impl RouterSpec {
             Algorithm::Nginx | Algorithm::Haproxy | Algorithm::EnvoyRing | Algorithm::Kafka => {
                 crate::proxy::build(self, nodes)?
             }
+            Algorithm::TokenRing => {
+                if let Some((_, node)) = nodes.iter().find(|(_, n)| n.tokens().is_empty()) {
+                    return Err(Error::InvalidParameter {
+                        name: "tokens",
+                        reason: format!(
+                            "token-ring needs every node's tokens, and node {:?} has none (give them in the \
+                             configuration's `tokens` or a tokens file)",
+                            node.name()
+                        ),
+                    });
+                }
+                AnyRouter::from(TokenRing::builder().node_set(nodes).build()?)
+            }
         })
     }
 }
@@ -732,13 +760,39 @@ mod tests {
         assert_eq!(modulo.algorithm(), Algorithm::Modulo);
     }
 
+    /// `nodes()` with ring tokens, for the algorithms that need them.
+    fn nodes_for(algo: Algorithm) -> NodeSet {
+        if !algo.needs_tokens() {
+            return nodes();
+        }
+        NodeSet::new(nodes().iter().map(|(id, n)| n.clone().with_tokens([i64::from(id.as_u32()) * 1000 - 7]))).unwrap()
+    }
+
     #[test]
     fn builds_every_algorithm_with_its_own_name() {
         for &algo in Algorithm::ALL {
-            let router = RouterSpec::new(algo).build(nodes()).unwrap();
+            let router = RouterSpec::new(algo).build(nodes_for(algo)).unwrap();
             assert_eq!(router.algorithm(), algo);
             assert_eq!(router.node_count(), 4);
         }
+    }
+
+    #[test]
+    fn token_ring_needs_tokens_and_its_own_hasher() {
+        let err = RouterSpec::new(Algorithm::TokenRing).build(nodes()).expect_err("no tokens").to_string();
+        assert!(err.contains("token-ring needs every node's tokens, and node \"a\" has none"), "{err}");
+        assert!(!err.contains('\n'));
+        let tokened = nodes_for(Algorithm::TokenRing);
+        let spec = RouterSpec::new(Algorithm::TokenRing).with_hasher(KeyHasher::CassandraMurmur3);
+        let built = spec.build(tokened.clone()).unwrap();
+        let direct = TokenRing::builder().node_set(tokened.clone()).build().unwrap();
+        for k in 0..500u32 {
+            assert_eq!(built.route(&k.to_le_bytes()), direct.route(&k.to_le_bytes()));
+        }
+        let err = RouterSpec::new(Algorithm::TokenRing).with_hasher(KeyHasher::default()).validate().unwrap_err();
+        assert!(err.to_string().contains("token-ring hashes keys with cassandra-murmur3 only"), "{err}");
+        assert!(Algorithm::TokenRing.needs_tokens() && !Algorithm::Ring.needs_tokens());
+        assert_eq!(Algorithm::from_name("token-ring").unwrap(), Algorithm::TokenRing);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! | [`Ketama`] | algorithm, variant, node names sorted, every point and its owner's rank | no |
 //! | [`Modulo`](crate::Modulo), [`Jump`](crate::Jump) | algorithm, hasher (+ seed), node names in id order | yes (node `i` is bucket `i`) |
 //! | [`RedisSlots`] | algorithm, every maximal slot range and its owner's name | yes (as the layout) |
+//! | [`TokenRing`](crate::TokenRing) | algorithm, hasher, node names sorted, every token (as its position) and its owner's rank | no |
 //! | anything else ([`Rendezvous`](crate::Rendezvous), [`Maglev`](crate::Maglev), [`Failover`](crate::Failover), the jump family, routers outside the crate, …) | algorithm, node names + weights (sorted by name for order-independent algorithms), and the routes of a fixed probe set of keys and hashes | as the algorithm |
 //!
 //! The encoding starts with a version tag, so a deliberate change of the encoding is visible as
@@ -142,6 +143,20 @@ pub(crate) fn slots_encoding(s: &RedisSlots) -> Vec<u8> {
         c.u32(u32::from(*range.start()));
         c.u32(u32::from(*range.end()));
         c.str(s.node_name(owner));
+    }
+    c.0
+}
+
+/// The exact encoding of a token ring, as a ring's points: hasher, names sorted, every token
+/// (as its position) and its owner's rank (weights and labels do not change routes).
+pub(crate) fn token_ring_encoding(ring: &crate::TokenRing) -> Vec<u8> {
+    let mut c = Canon::start(ring.algorithm(), "exact");
+    c.hasher(ring.hasher());
+    let ranks = c.sorted_names(ring.nodes());
+    c.u64(ring.positions().len() as u64);
+    for (&p, &o) in ring.positions().iter().zip(ring.owners()) {
+        c.u64(p);
+        c.u32(ranks[o as usize]);
     }
     c.0
 }

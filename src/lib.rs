@@ -35,6 +35,7 @@
 //! | [`JumpBack`] | none | expected O(1) | 1/N, append/remove at the end only | no | no | numbered shards that only grow: jump at constant cost (hash4j-exact) |
 //! | [`FlipHash`], [`PowerCh`], [`BinomialHash`] | none | O(1) | 1/N, append/remove at the end only | no | no | agreeing with the `fliphash` / `power-consistent-hash` crates or SUPSI's BinomialHash |
 //! | [`JumpBackAnchor`] | 12 B × ids | O(1) + a draw per removed id met | 1/N | no | yes | constant-time arbitrary removal, no fixed capacity, shareable state (hash4j-exact) |
+//! | [`TokenRing`] | 12 B × tokens | O(log tokens) + Murmur3 | the ranges you hand over | stored, not applied | yes | Cassandra token-aware routing; tokens chosen, not hashed |
 //!
 //! ## Concepts
 //!
@@ -108,6 +109,7 @@ pub use algo::power_ch::PowerCh;
 pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::Ring;
 pub use algo::slots::RedisSlots;
+pub use algo::token_ring::{Replication, TokenRing};
 pub use any::AnyRouter;
 #[cfg(feature = "serde")]
 pub use cluster_config::{ClusterConfig, NodeConfig};
@@ -165,6 +167,13 @@ pub mod power {
 /// [`BinomialHash`], bit-exact with SUPSI's reference engine.
 pub mod binomial {
     pub use crate::algo::binomial::{bucket, try_bucket, BinomialBucket};
+}
+
+/// Cassandra's `Murmur3Partitioner` token of a key, as the DataStax drivers compute it, and the
+/// order-preserving map between signed tokens and the unsigned circle positions a
+/// [`TokenRing`] searches.
+pub mod cassandra {
+    pub use crate::hash::cassandra::{murmur3_token, position_to_token, token_to_position};
 }
 
 /// Redis Cluster's key-to-slot function and slot layouts, behind [`RedisSlots`].

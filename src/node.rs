@@ -35,19 +35,24 @@ impl NodeId {
     }
 }
 
-/// One node: a unique name, a positive finite weight (default 1.0) and optional labels
-/// (`zone`, `rack`, `host`, … used by topology-aware placement).
+/// One node: a unique name, a positive finite weight (default 1.0), optional labels (`zone`,
+/// `rack`, `host`, … used by topology-aware placement) and optional ring tokens (signed 64-bit,
+/// Cassandra's `Murmur3Partitioner` space, used by [`TokenRing`](crate::TokenRing) and ignored by
+/// every other router).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
     name: String,
     weight: f64,
     labels: BTreeMap<String, String>,
+    /// Sorted ascending (one canonical value per token list); a boxed slice, so a node without
+    /// tokens costs no allocation.
+    tokens: Box<[i64]>,
 }
 
 impl Node {
     /// A node of weight 1.0 and no labels.
     pub fn new(name: impl Into<String>) -> Node {
-        Node { name: name.into(), weight: 1.0, labels: BTreeMap::new() }
+        Node { name: name.into(), weight: 1.0, labels: BTreeMap::new(), tokens: Box::default() }
     }
 
     /// Sets the weight (validated when the [`NodeSet`] is built).
@@ -60,6 +65,22 @@ impl Node {
     pub fn with_label(mut self, key: impl Into<String>, value: impl Into<String>) -> Node {
         self.labels.insert(key.into(), value.into());
         self
+    }
+
+    /// Sets the node's ring tokens (replacing any given before), stored sorted ascending so that
+    /// two nodes with the same tokens compare equal whatever order they were given in. Only
+    /// [`TokenRing`](crate::TokenRing) reads them; it refuses a token given twice (by one node
+    /// or two) when it is built. O(T log T) for T tokens.
+    pub fn with_tokens(mut self, tokens: impl IntoIterator<Item = i64>) -> Node {
+        let mut tokens: Vec<i64> = tokens.into_iter().collect();
+        tokens.sort_unstable();
+        self.tokens = tokens.into_boxed_slice();
+        self
+    }
+
+    /// The node's ring tokens, sorted ascending (empty unless set with [`Node::with_tokens`]).
+    pub fn tokens(&self) -> &[i64] {
+        &self.tokens
     }
 
     /// The node's name.
@@ -316,13 +337,17 @@ impl NodeSet {
         NodeSet::new(nodes)
     }
 
-    /// Heap bytes held: names, labels, the node vector and the name index (estimated from its
+    /// Heap bytes held: names, labels, tokens, the node vector and the name index (estimated from its
     /// capacity: `HashMap` does not expose its exact allocation).
     pub fn memory_bytes(&self) -> usize {
         let strings: usize = self
             .nodes
             .iter()
-            .map(|n| n.name.capacity() + n.labels.iter().map(|(k, v)| k.capacity() + v.capacity() + 64).sum::<usize>())
+            .map(|n| {
+                n.name.capacity()
+                    + n.labels.iter().map(|(k, v)| k.capacity() + v.capacity() + 64).sum::<usize>()
+                    + std::mem::size_of_val(&*n.tokens)
+            })
             .sum();
         let names_in_index: usize = self.by_name.keys().map(String::capacity).sum();
         let map = self.by_name.capacity() * (std::mem::size_of::<(String, NodeId)>() + 1);

@@ -72,6 +72,14 @@ fn jumpback_anchor_removed(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> 
     Ok(Box::new(r.without_node("~extra-end")?.without_node("~extra-mid")?))
 }
 
+/// A token ring whose nodes carry 8 tokens each, the Cassandra tokens of `"{name}-{i}"`, so the
+/// generic properties (built from names) apply to it.
+fn token_ring(set: &NodeSet) -> hashroute::Result<Box<dyn Router>> {
+    let token = |name: &str, i: u32| hashroute::cassandra::murmur3_token(format!("{name}-{i}").as_bytes());
+    let nodes = set.iter().map(|(_, n)| n.clone().with_tokens((0..8).map(|i| token(n.name(), i))));
+    Ok(Box::new(hashroute::TokenRing::from_nodes(nodes.collect::<Vec<_>>())?))
+}
+
 /// Routers whose routes do not depend on node order, and which move keys minimally when an
 /// arbitrary node joins or leaves.
 const ORDER_FREE: &[(&str, Build)] = &[
@@ -82,6 +90,7 @@ const ORDER_FREE: &[(&str, Build)] = &[
     ("ketama-uhashring", ketama_uhashring),
     ("rendezvous", rendezvous),
     ("rendezvous-weighted", rendezvous_weighted),
+    ("token-ring", token_ring),
 ];
 /// Every router with a preference list.
 const ALL: &[(&str, Build)] = &[
@@ -101,6 +110,7 @@ const ALL: &[(&str, Build)] = &[
     ("binomial", binomial),
     ("jumpback-anchor", jumpback_anchor),
     ("jumpback-anchor-removed", jumpback_anchor_removed),
+    ("token-ring", token_ring),
 ];
 
 fn names(prefix: &str, n: usize) -> Vec<String> {
@@ -237,6 +247,7 @@ proptest! {
             let r = build(&set).unwrap();
             let hasher = match *label {
                 "ring-md5" => KeyHasher::Md5,
+                "token-ring" => KeyHasher::CassandraMurmur3,
                 l if l.starts_with("ketama") => {
                     prop_assert!(r.route_hash(1).is_err(), "ketama's key hash is 32 bits");
                     continue;

@@ -209,7 +209,9 @@ fn extreme_weights_keep_every_node_or_fail_clearly() {
     let set = NodeSet::new(nodes.clone()).unwrap();
     let file: String = nodes.iter().map(|n| format!("{} {:e}\n", n.name(), n.weight())).collect();
     let path = tmp_file("weights.txt", file.as_bytes());
-    for &algo in Algorithm::ALL {
+    // A nodes file carries no tokens, which the token ring needs (its tokens files are tested
+    // with it).
+    for &algo in Algorithm::ALL.iter().filter(|a| !a.needs_tokens()) {
         let cli =
             run(&["route", "--algo", algo.name(), "--nodes-file", path.to_str().unwrap(), "k1", "k2"], Vec::new());
         match RouterSpec::new(algo).build(set.clone()) {

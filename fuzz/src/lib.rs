@@ -21,7 +21,7 @@ pub const MAX_KEYS: usize = 64;
 
 /// The hasher picked by `pick` with `seed` (one line per hasher; a new hasher is one line).
 pub fn hasher(pick: u8, seed: u64) -> KeyHasher {
-    match pick % 14 {
+    match pick % 15 {
         0 => KeyHasher::Xxh3 { seed },
         1 => KeyHasher::Xxh64 { seed },
         2 => KeyHasher::Murmur3X64 { seed: seed as u32 },
@@ -35,7 +35,8 @@ pub fn hasher(pick: u8, seed: u64) -> KeyHasher {
         10 => KeyHasher::Murmur2Kafka,
         11 => KeyHasher::Murmur64aEnvoy,
         12 => KeyHasher::Oaat,
-        _ => KeyHasher::Fnv1a32,
+        13 => KeyHasher::Fnv1a32,
+        _ => KeyHasher::CassandraMurmur3,
     }
 }
 

@@ -18,6 +18,8 @@ pub(crate) mod nginx;
 pub(crate) mod rendezvous;
 pub(crate) mod ring;
 pub(crate) mod slots;
+// Explicit tokens, Cassandra-compatible (issue 21).
+pub(crate) mod token_ring;
 // The 2023-2024 memory-free routers (issue #14).
 pub(crate) mod binomial;
 pub(crate) mod fliphash;

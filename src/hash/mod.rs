@@ -20,6 +20,7 @@
 //! | [`KeyHasher::Murmur64aEnvoy`] | a few ns | Envoy ring hash `MURMUR_HASH_2` |
 //! | [`KeyHasher::Oaat`] | ~1 ns/byte | libmemcached's default one-at-a-time (32 bits) |
 //! | [`KeyHasher::Fnv1a32`] | ~1 ns/byte | twemproxy `hash: fnv1a_64` (32 bits) |
+//! | [`KeyHasher::CassandraMurmur3`] | a few ns | Cassandra's `Murmur3Partitioner` token, as a circle position |
 //!
 //! The 32-bit hashers are zero-extended: their `u64` has the upper 32 bits clear.
 //!
@@ -28,6 +29,7 @@
 //!
 //! No process-randomized hasher exists here: a route must never depend on the process.
 
+pub(crate) mod cassandra;
 mod crc16;
 mod murmur3;
 
@@ -95,6 +97,13 @@ pub enum KeyHasher {
     /// prime 0x1b3, each byte XOR-ed in as a sign-extended char; zero-extended to 64 bits. One
     /// multiply per byte. Not the standard FNV-1a-32 (different init and prime).
     Fnv1a32,
+    /// Cassandra's `Murmur3Partitioner` token ([`cassandra::murmur3_token`]: h1 of MurmurHash3
+    /// x64_128 seed 0, tail bytes sign-extended, `i64::MIN` mapped to `i64::MAX`) as an
+    /// order-preserving unsigned position, `token as u64 ^ (1 << 63)`
+    /// ([`cassandra::token_to_position`]): signed token order is unsigned position order, so a
+    /// circle over positions routes as Cassandra's ring over tokens. The key hash of
+    /// [`TokenRing`](crate::TokenRing). A few ns per key. No seed.
+    CassandraMurmur3,
 }
 
 impl Default for KeyHasher {
@@ -106,7 +115,7 @@ impl Default for KeyHasher {
 impl KeyHasher {
     /// Every hasher (seeded ones with seed 0), in the order lists of hashers show them: the one
     /// table of hasher names with [`KeyHasher::name`].
-    pub const ALL: [KeyHasher; 14] = [
+    pub const ALL: [KeyHasher; 15] = [
         KeyHasher::Xxh3 { seed: 0 },
         KeyHasher::Xxh64 { seed: 0 },
         KeyHasher::Murmur3X64 { seed: 0 },
@@ -121,6 +130,7 @@ impl KeyHasher {
         KeyHasher::Murmur64aEnvoy,
         KeyHasher::Oaat,
         KeyHasher::Fnv1a32,
+        KeyHasher::CassandraMurmur3,
     ];
 
     /// The hasher's short name, as the CLI and configurations spell it.
@@ -140,6 +150,7 @@ impl KeyHasher {
             KeyHasher::Murmur64aEnvoy => "murmur64a-envoy",
             KeyHasher::Oaat => "oaat",
             KeyHasher::Fnv1a32 => "fnv1a-32",
+            KeyHasher::CassandraMurmur3 => "cassandra-murmur3",
         }
     }
 
@@ -158,7 +169,8 @@ impl KeyHasher {
             | KeyHasher::Murmur2Kafka
             | KeyHasher::Murmur64aEnvoy
             | KeyHasher::Oaat
-            | KeyHasher::Fnv1a32 => None,
+            | KeyHasher::Fnv1a32
+            | KeyHasher::CassandraMurmur3 => None,
         }
     }
 
@@ -221,6 +233,7 @@ impl KeyHasher {
             KeyHasher::Murmur64aEnvoy => murmur64a_envoy(key),
             KeyHasher::Oaat => u64::from(one_at_a_time_signed(key)),
             KeyHasher::Fnv1a32 => u64::from(fnv1a_32_twemproxy(key)),
+            KeyHasher::CassandraMurmur3 => cassandra::position(key),
         }
     }
 }
@@ -249,6 +262,7 @@ impl KeyHasher {
             KeyHasher::Xxh3 { seed } => each(keys, out, |k| xxhash_rust::xxh3::xxh3_64_with_seed(k, seed)),
             KeyHasher::Xxh64 { seed } => each(keys, out, |k| xxhash_rust::xxh64::xxh64(k, seed)),
             KeyHasher::Murmur3X64 { seed } => each(keys, out, |k| murmur3_x64_h1(k, seed)),
+            KeyHasher::CassandraMurmur3 => each(keys, out, cassandra::position),
             KeyHasher::Md5 => md5_batch_u64(keys, out),
             KeyHasher::Crc16 => each(keys, out, |k| u64::from(crc16::crc16_xmodem(k))),
             other => each(keys, out, |k| other.hash(k)),
@@ -437,7 +451,15 @@ mod tests {
         assert!(err.contains("xxh32"));
     }
 
-    const UNSEEDED_NEW: [KeyHasher; 7] = [
+    impl KeyHasher {
+        /// Whether the hasher's values are 32 bits wide (zero-extended).
+        fn is_32_bit(self) -> bool {
+            !matches!(self, KeyHasher::Murmur64aEnvoy | KeyHasher::CassandraMurmur3)
+        }
+    }
+
+    const UNSEEDED_NEW: [KeyHasher; 8] = [
+        KeyHasher::CassandraMurmur3,
         KeyHasher::Crc32,
         KeyHasher::Sdbm,
         KeyHasher::SdbmAvalanche,
@@ -477,6 +499,7 @@ mod tests {
             "murmur64a-envoy",
             "oaat",
             "fnv1a-32",
+            "cassandra-murmur3",
         ];
         let mut out: Vec<KeyHasher> = names.iter().map(|n| KeyHasher::from_name(n, 0).unwrap()).collect();
         out.extend([
@@ -510,7 +533,7 @@ mod tests {
         #[test]
         fn hash_batch_equals_hash_on_random_batches(
             keys in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300), 0..70),
-            which in 0usize..19,
+            which in 0usize..20,
         ) {
             let h = every_hasher()[which];
             let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
@@ -530,9 +553,7 @@ mod tests {
 
     #[test]
     fn zero_extended() {
-        for h in
-            UNSEEDED_NEW.into_iter().filter(|h| *h != KeyHasher::Murmur64aEnvoy).chain([KeyHasher::Xxh32 { seed: 9 }])
-        {
+        for h in UNSEEDED_NEW.into_iter().filter(|h| h.is_32_bit()).chain([KeyHasher::Xxh32 { seed: 9 }]) {
             for key in inputs() {
                 assert_eq!(h.hash(&key) >> 32, 0, "{h:?} {key:?}");
             }

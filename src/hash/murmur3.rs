@@ -39,6 +39,15 @@ fn le_partial(bytes: &[u8]) -> u64 {
 /// MurmurHash3 x64_128 of `key`: `(h1, h2)`, the low and high halves of the 128-bit value.
 #[inline]
 pub(crate) fn x64_128(key: &[u8], seed: u32) -> (u64, u64) {
+    x64_128_with(key, seed, le_partial)
+}
+
+/// MurmurHash3 x64_128 with the tail (the up to 15 bytes after the last 16-byte block) read by
+/// `tail_word`, 8 bytes at a time: [`le_partial`] for the reference algorithm, a sign-extending
+/// reader for Cassandra's variant (`hash/cassandra.rs`). Generic so each caller gets its own
+/// inlined copy of the one block loop.
+#[inline(always)]
+pub(crate) fn x64_128_with(key: &[u8], seed: u32, tail_word: impl Fn(&[u8]) -> u64) -> (u64, u64) {
     let mut h1 = u64::from(seed);
     let mut h2 = u64::from(seed);
     let mut blocks = key.chunks_exact(16);
@@ -52,10 +61,10 @@ pub(crate) fn x64_128(key: &[u8], seed: u32) -> (u64, u64) {
     }
     let tail = blocks.remainder();
     if tail.len() > 8 {
-        h2 ^= mix_k2(le_partial(&tail[8..]));
+        h2 ^= mix_k2(tail_word(&tail[8..]));
     }
     if !tail.is_empty() {
-        h1 ^= mix_k1(le_partial(&tail[..tail.len().min(8)]));
+        h1 ^= mix_k1(tail_word(&tail[..tail.len().min(8)]));
     }
     let len = key.len() as u64;
     h1 ^= len;

@@ -117,7 +117,7 @@ fn push_decimal(buf: &mut Vec<u8>, mut v: u32) {
 /// then LSD-sort each of the 256 buckets while it sits in cache (the buckets spread over the
 /// rayon pool when `parallel`). A plain LSD over the whole array is slower: each of its 8 passes
 /// scatters across memory that no longer fits in cache.
-fn radix_sort(keys: &mut Vec<u64>, vals: &mut Vec<u32>, parallel: bool) {
+pub(crate) fn radix_sort(keys: &mut Vec<u64>, vals: &mut Vec<u32>, parallel: bool) {
     let n = keys.len();
     let mut k2 = vec![0u64; n];
     let mut v2 = vec![0u32; n];

@@ -29,8 +29,8 @@ use crate::hash::KeyHasher;
 use crate::migration::KeySpace;
 use crate::node::{NodeId, NodeSet};
 use crate::router::Router;
-use crate::search;
 use crate::Builder;
+pub(crate) use build::radix_sort;
 use build::{generate_sorted, point_counts};
 
 pub(crate) use crate::circle::MAX_POINTS;
@@ -254,37 +254,10 @@ impl Router for Ring {
     fn route_hash(&self, hash: u64) -> Result<NodeId> {
         Ok(self.owner(hash))
     }
-    /// Software-pipelined: hashes and searches chunk `k + 1` while the owner lines of chunk `k`
-    /// (prefetched as soon as its indices are known) arrive, then reads chunk `k`'s owners, so
-    /// the two cache misses of a key (its point block and its owner) overlap with other work.
+    /// Software-pipelined over the circle (see `Circle::route_batch_pipelined`): hashes and
+    /// searches one chunk while the owner lines of the previous one arrive.
     fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
-        assert_eq!(keys.len(), out.len(), "route_batch: keys and out must have the same length");
-        // One kernel batch ([`search::BATCH`]) per chunk: a short chunk keeps each owner prefetch
-        // in flight for exactly one search (longer chunks were slower in `benches/route.rs`).
-        const CHUNK: usize = search::BATCH;
-        let mut hashes = [0u64; CHUNK];
-        let mut idx = [[0usize; CHUNK]; 2];
-        // The chunk whose owners are still to be read: its output, length and `idx` buffer.
-        let mut pending: Option<(&mut [NodeId], usize, usize)> = None;
-        for (n, (ks, os)) in keys.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
-            let m = ks.len();
-            let cur = n & 1;
-            self.params.hasher.hash_batch(ks, &mut hashes[..m]);
-            self.circle.successor_batch(&hashes[..m], &mut idx[cur][..m]);
-            for &i in &idx[cur][..m] {
-                crate::arch::prefetch(self.circle.owners(), i);
-            }
-            if let Some((pos, pm, b)) = pending.replace((os, m, cur)) {
-                for (o, &i) in pos.iter_mut().zip(&idx[b][..pm]) {
-                    *o = NodeId::from_index(self.circle.owners()[i]);
-                }
-            }
-        }
-        if let Some((pos, pm, b)) = pending {
-            for (o, &i) in pos.iter_mut().zip(&idx[b][..pm]) {
-                *o = NodeId::from_index(self.circle.owners()[i]);
-            }
-        }
+        self.circle.route_batch_pipelined(keys, out, |ks, hs| self.params.hasher.hash_batch(ks, hs));
     }
     /// Dynamo's preference list: walk clockwise from the key's point, skipping nodes already
     /// produced.
@@ -304,6 +277,7 @@ impl Router for Ring {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search;
     use crate::Router;
 
     fn ring(names: &[&str], v: u64) -> Ring {
