@@ -227,9 +227,10 @@ impl Algorithm {
         )
     }
 
-    /// Whether the nodes must carry their ring tokens ([`Node::with_tokens`](crate::Node::with_tokens),
-    /// a cluster configuration's `tokens`, a tokens file): only the token ring, whose points are
-    /// state rather than a function of the names.
+    /// Whether the routes come from the nodes' ring tokens ([`Node::with_tokens`](crate::Node::with_tokens),
+    /// a cluster configuration's `tokens`, a tokens file) rather than from the names: only the
+    /// token ring. Nodes without tokens get them from the allocator when the configuration
+    /// sets [`RouterSpec::tokens_per_node`], and are refused otherwise.
     pub fn needs_tokens(self) -> bool {
         matches!(self, Algorithm::TokenRing)
     }
@@ -366,6 +367,10 @@ pub struct RouterSpec {
     /// HAProxy `balance uri whole` (hash the query too); haproxy only (default false).
     #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
     pub uri_whole: Option<bool>,
+    /// Tokens the allocator gives each node that comes without tokens, in node order;
+    /// token-ring only. Unset: every node must bring its tokens.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub tokens_per_node: Option<u32>,
 }
 
 impl RouterSpec {
@@ -383,6 +388,7 @@ impl RouterSpec {
             min_ring_size: None,
             max_ring_size: None,
             uri_whole: None,
+            tokens_per_node: None,
         }
     }
 
@@ -390,6 +396,13 @@ impl RouterSpec {
     #[must_use]
     pub fn with_generator(mut self, generator: JumpBackGenerator) -> RouterSpec {
         self.generator = Some(generator);
+        self
+    }
+
+    /// Sets the tokens per node the allocator gives nodes without tokens (token-ring only).
+    #[must_use]
+    pub fn with_tokens_per_node(mut self, tokens_per_node: u32) -> RouterSpec {
+        self.tokens_per_node = Some(tokens_per_node);
         self
     }
 
@@ -522,6 +535,12 @@ impl RouterSpec {
                 });
             }
         }
+        if self.tokens_per_node.is_some() && !algo.needs_tokens() {
+            return Err(Error::InvalidParameter {
+                name: "tokens per node",
+                reason: format!("a tokens-per-node count applies to token-ring only, not {algo}"),
+            });
+        }
         if self.generator.is_some() && !algo.takes_generator() {
             return Err(Error::InvalidParameter {
                 name: "generator",
@@ -619,12 +638,15 @@ impl RouterSpec {
                 crate::proxy::build(self, nodes)?
             }
             Algorithm::TokenRing => {
+                if let Some(v) = self.tokens_per_node {
+                    return Ok(AnyRouter::from(TokenRing::builder().tokens_per_node(v).node_set(nodes).build()?));
+                }
                 if let Some((_, node)) = nodes.iter().find(|(_, n)| n.tokens().is_empty()) {
                     return Err(Error::InvalidParameter {
                         name: "tokens",
                         reason: format!(
                             "token-ring needs every node's tokens, and node {:?} has none (give them in the \
-                             configuration's `tokens` or a tokens file)",
+                             configuration's `tokens`, or a tokens-per-node count to allocate them)",
                             node.name()
                         ),
                     });
@@ -792,6 +814,15 @@ mod tests {
         let err = RouterSpec::new(Algorithm::TokenRing).with_hasher(KeyHasher::default()).validate().unwrap_err();
         assert!(err.to_string().contains("token-ring hashes keys with cassandra-murmur3 only"), "{err}");
         assert!(Algorithm::TokenRing.needs_tokens() && !Algorithm::Ring.needs_tokens());
+        // A tokens-per-node count allocates the missing tokens, node by node in order.
+        let spec = RouterSpec::new(Algorithm::TokenRing).with_tokens_per_node(8);
+        let allocated = spec.build(nodes()).unwrap();
+        let direct = TokenRing::builder().tokens_per_node(8).node_set(nodes()).build().unwrap();
+        assert_eq!(crate::fingerprint(&allocated), crate::fingerprint(&direct));
+        let AnyRouter::TokenRing(ring) = &allocated else { panic!("a token ring") };
+        assert!(ring.tokens().len() <= 4 * 8);
+        let err = RouterSpec::new(Algorithm::Ring).with_tokens_per_node(8).validate().unwrap_err();
+        assert!(err.to_string().contains("tokens-per-node count applies to token-ring only, not ring"), "{err}");
         assert_eq!(Algorithm::from_name("token-ring").unwrap(), Algorithm::TokenRing);
     }
 
@@ -1039,6 +1070,7 @@ mod tests {
             RouterSpec::new(Algorithm::Anchor),
             RouterSpec::new(Algorithm::JumpBack).with_generator(JumpBackGenerator::XorshiftL7R9),
             RouterSpec::new(Algorithm::JumpBackAnchor).with_hasher(KeyHasher::Xxh32 { seed: 0 }),
+            RouterSpec::new(Algorithm::TokenRing).with_tokens_per_node(16),
         ];
         for spec in specs {
             let json = serde_json::to_string(&spec).unwrap();

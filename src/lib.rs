@@ -109,7 +109,7 @@ pub use algo::power_ch::PowerCh;
 pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::Ring;
 pub use algo::slots::RedisSlots;
-pub use algo::token_ring::{Replication, TokenRing};
+pub use algo::token_ring::TokenRing;
 pub use any::AnyRouter;
 #[cfg(feature = "serde")]
 pub use cluster_config::{ClusterConfig, NodeConfig};
@@ -125,11 +125,19 @@ pub use router::ParRouteBatch;
 pub use router::Router;
 #[cfg(feature = "shared")]
 pub use shared::SharedRouter;
+pub use token_ring::Replication;
 
 /// The generic router behind the memory-free bucket functions ([`Jump`], [`JumpBack`],
 /// [`FlipHash`], [`PowerCh`], [`BinomialHash`]): node `i` is bucket `i`.
 pub mod bucket {
     pub use crate::algo::bucketed::{BucketFn, Bucketed, BucketedOptions};
+}
+
+/// Token rings beyond routing: Cassandra's replica placement ([`Replication`]) and the token
+/// allocator behind [`TokenRing`]'s membership changes ([`TokenAllocator`]).
+pub mod token_ring {
+    pub use crate::algo::token_ring::allocate::{AllocatedNode, RingNode, TokenAllocator};
+    pub use crate::algo::token_ring::Replication;
 }
 
 /// How a [`Ring`] searches its points ([`Layout`](crate::circle::Layout)) and when it builds an index.

@@ -12,6 +12,7 @@
 //! NetworkTopologyStrategy, as the DataStax drivers compute it), [`tokens_file`] the
 //! `NAME ZONE RACK TOKEN [WEIGHT]` text format.
 
+pub(crate) mod allocate;
 mod replication;
 mod tokens_file;
 mod topology;
@@ -32,6 +33,7 @@ use crate::migration::KeySpace;
 use crate::node::{Node, NodeId, NodeSet};
 use crate::router::Router;
 use crate::Builder;
+use allocate::{RingNode, TokenAllocator};
 use topology::Topology;
 
 /// A consistent-hash ring over explicit tokens, compatible with Cassandra's token-aware clients.
@@ -79,6 +81,9 @@ pub struct TokenRing {
     hasher: KeyHasher,
     circle: Circle<u64, Index>,
     layout: Layout,
+    /// The allocator's V: tokens for a node that comes without its own, and the nominal count
+    /// removals and weight changes keep each node within (twice it at most).
+    tokens_per_node: u32,
     topology: Topology,
 }
 
@@ -97,7 +102,7 @@ impl TokenRing {
     /// # Errors
     /// As [`Builder::<TokenRing>::build`](crate::Builder::build).
     pub fn from_nodes(nodes: impl IntoIterator<Item = Node>) -> Result<TokenRing> {
-        TokenRing::from_parts(NodeSet::new(nodes)?, Layout::Auto)
+        TokenRing::builder().node_set(NodeSet::new(nodes)?).build()
     }
 }
 
@@ -105,6 +110,7 @@ impl TokenRing {
 #[derive(Clone, Debug, Default)]
 pub struct TokenRingOptions {
     pub(crate) layout: Layout,
+    pub(crate) tokens_per_node: Option<u32>,
 }
 
 impl Configure for TokenRing {
@@ -118,8 +124,9 @@ impl Builder<TokenRing> {
         self
     }
 
-    /// Builds the ring: sorts every node's tokens into one circle (O(P) radix sort) and
-    /// precomputes the datacenters' token lists.
+    /// Builds the ring: nodes that come without tokens get them from the allocator, one at a
+    /// time in node order (O(V log P) each); then every node's tokens are sorted into one
+    /// circle (O(P) radix sort) and the datacenters' token lists precomputed.
     ///
     /// # Errors
     /// The [`NodeSet::new`] errors ([`Error::NoNodes`] for an empty ring, duplicate names, bad
@@ -127,7 +134,19 @@ impl Builder<TokenRing> {
     /// twice (naming both nodes); [`Error::TooManyPoints`] past [`TokenRing::MAX_TOKENS`].
     pub fn build(mut self) -> Result<TokenRing> {
         let nodes = self.take_nodes()?;
-        TokenRing::from_parts(nodes, self.options.layout)
+        let v = self.options.tokens_per_node.unwrap_or(TokenRing::DEFAULT_TOKENS_PER_NODE);
+        check_tokens_per_node(v)?;
+        TokenRing::allocate_missing(nodes, self.options.layout, v)
+    }
+
+    /// Tokens per node the allocator gives each node that comes without tokens, here and in
+    /// [`TokenRing::with_node`], and the nominal count `V` that removals and weight changes keep
+    /// every node within (a node never holds more than `2 V`): default
+    /// [`TokenRing::DEFAULT_TOKENS_PER_NODE`] (16, Cassandra's `num_tokens`), at most
+    /// [`TokenAllocator::MAX_TOKENS_PER_NODE`](crate::token_ring::TokenAllocator::MAX_TOKENS_PER_NODE).
+    pub fn tokens_per_node(mut self, tokens_per_node: u32) -> Builder<TokenRing> {
+        self.options.tokens_per_node = Some(tokens_per_node);
+        self
     }
 }
 
@@ -164,7 +183,52 @@ impl TokenRing {
     /// [`Ring::MAX_POINTS`](crate::Ring::MAX_POINTS)).
     pub const MAX_TOKENS: u64 = MAX_POINTS;
 
-    fn from_parts(nodes: NodeSet, layout: Layout) -> Result<TokenRing> {
+    /// The allocator's tokens per node when none is configured: Cassandra's `num_tokens`
+    /// default since 4.0.
+    pub const DEFAULT_TOKENS_PER_NODE: u32 = 16;
+
+    /// The ring over `nodes`, the allocator choosing the tokens of every node that has none
+    /// (in node order, after the nodes that bring theirs).
+    fn allocate_missing(nodes: NodeSet, layout: Layout, tokens_per_node: u32) -> Result<TokenRing> {
+        if nodes.iter().all(|(_, n)| !n.tokens().is_empty()) {
+            return TokenRing::from_parts(nodes, layout, tokens_per_node);
+        }
+        let given = nodes.iter().filter(|(_, n)| !n.tokens().is_empty()).map(|(_, n)| ring_node(n));
+        let mut alloc = TokenAllocator::from_ring(given, tokens_per_node)?;
+        for (_, node) in nodes.iter().filter(|(_, n)| n.tokens().is_empty()) {
+            let (zone, rack) = zone_rack(node);
+            alloc.add_node(node.name(), node.weight(), zone, rack, tokens_per_node)?;
+        }
+        TokenRing::from_parts(with_allocated_tokens(&nodes, &alloc)?, layout, tokens_per_node)
+    }
+
+    /// The allocator's view of this ring (O(P log P)).
+    fn allocator(&self) -> Result<TokenAllocator> {
+        TokenAllocator::from_ring(self.nodes.iter().map(|(_, n)| ring_node(n)), self.tokens_per_node)
+    }
+
+    /// This ring's nodes with the allocator's tokens and weights, rebuilt.
+    fn reallocated(&self, nodes: &NodeSet, alloc: &TokenAllocator) -> Result<TokenRing> {
+        TokenRing::from_parts(with_allocated_tokens(nodes, alloc)?, self.layout, self.tokens_per_node)
+    }
+
+    /// The allocator's tokens per node `V` for nodes added without tokens.
+    pub fn tokens_per_node(&self) -> u32 {
+        self.tokens_per_node
+    }
+
+    /// The same ring (same tokens, same routes) whose later membership changes allocate with
+    /// `tokens_per_node` ([`Builder::<TokenRing>::tokens_per_node`](crate::Builder)): for a ring
+    /// read from a tokens file, which does not record it. O(P) (a copy).
+    ///
+    /// # Errors
+    /// [`Error::InvalidVnodes`] outside `1..=`[`TokenAllocator::MAX_TOKENS_PER_NODE`].
+    pub fn with_tokens_per_node(&self, tokens_per_node: u32) -> Result<TokenRing> {
+        check_tokens_per_node(tokens_per_node)?;
+        Ok(TokenRing { tokens_per_node, ..self.clone() })
+    }
+
+    fn from_parts(nodes: NodeSet, layout: Layout, tokens_per_node: u32) -> Result<TokenRing> {
         let total = check_token_counts(&nodes)?;
         let mut points = Vec::with_capacity(total);
         let mut owners = Vec::with_capacity(total);
@@ -179,13 +243,13 @@ impl TokenRing {
             let name = |o: u32| nodes.name(NodeId::from_index(o));
             return Err(duplicate_token(position_to_token(points[i]), name(owners[i]), name(owners[i + 1])));
         }
-        Ok(TokenRing::assemble(nodes, layout, points, owners))
+        Ok(TokenRing::assemble(nodes, layout, tokens_per_node, points, owners))
     }
 
-    fn assemble(nodes: NodeSet, layout: Layout, points: Vec<u64>, owners: Vec<u32>) -> TokenRing {
+    fn assemble(nodes: NodeSet, layout: Layout, tokens_per_node: u32, points: Vec<u64>, owners: Vec<u32>) -> TokenRing {
         let circle = Circle::with_layout(points, owners, layout);
         let topology = Topology::build(&nodes, circle.owners());
-        TokenRing { nodes, hasher: KeyHasher::CassandraMurmur3, circle, layout, topology }
+        TokenRing { nodes, hasher: KeyHasher::CassandraMurmur3, circle, layout, tokens_per_node, topology }
     }
 
     /// The same ring searched with `layout`: a clone (O(P)) with the index rebuilt. Routes do
@@ -295,17 +359,28 @@ impl TokenRing {
     }
 }
 
-/// Membership changes. Each builds a new ring: O(P) for the merge or filter, plus the
-/// datacenter lists.
+/// Membership changes. Each builds a new ring and moves the minimum: an addition moves keys
+/// only to the new node, a removal only the removed node's keys, a weight change only between
+/// that node and the others. Existing tokens keep their positions.
 impl TokenRing {
-    /// A new ring with `node` added, bringing its own tokens (merged into the sorted circle
-    /// without re-sorting: O(P + T log T)). Keys move only to the new node.
+    /// A new ring with `node` added. A node that brings its own tokens is merged into the sorted
+    /// circle (O(P + T log T)); a node without tokens gets [`TokenRing::tokens_per_node`] of them
+    /// from the allocator, placed so that it takes its weighted share from the most loaded
+    /// nodes (O(P log P)). Keys move only to the new node.
     ///
     /// # Errors
     /// As [`NodeSet::with_node`] (duplicate name, bad weight); [`Error::InvalidParameter`]
-    /// `tokens` when the node has no tokens or one of them is already in the ring (naming both
-    /// nodes); [`Error::TooManyPoints`].
+    /// `tokens` when one of its tokens is already in the ring (naming both nodes);
+    /// [`Error::TooManyPoints`].
     pub fn with_node(&self, node: Node) -> Result<TokenRing> {
+        if node.tokens().is_empty() {
+            let nodes = self.nodes.with_node(node)?;
+            let added = nodes.get(NodeId::from_index((nodes.len() - 1) as u32));
+            let (zone, rack) = zone_rack(added);
+            let mut alloc = self.allocator()?;
+            alloc.add_node(added.name(), added.weight(), zone, rack, self.tokens_per_node)?;
+            return self.reallocated(&nodes, &alloc);
+        }
         let nodes = self.nodes.with_node(node)?;
         check_token_counts(&nodes)?;
         let new_id = (nodes.len() - 1) as u32;
@@ -333,44 +408,72 @@ impl TokenRing {
         }
         points.extend_from_slice(&old_points[from..]);
         owners.extend_from_slice(&old_owners[from..]);
-        Ok(TokenRing::assemble(nodes, self.layout, points, owners))
+        Ok(TokenRing::assemble(nodes, self.layout, self.tokens_per_node, points, owners))
     }
 
-    /// A new ring without the node named `name`: its tokens go, so each of its ranges joins the
-    /// range of the next token clockwise (its successor's node). Keys move only from that node.
-    /// Ids after it shift down by one. O(P).
+    /// A new ring without the node named `name`: the allocator hands its ranges to the least
+    /// loaded nodes (its tokens stay and change owner; a range much larger than a node's need
+    /// is split in two). Keys move only off the removed node. Ids after it shift down by one.
+    /// O(P log P).
+    ///
+    /// Not what a Cassandra decommission does (the leaving node's ranges go to the next tokens'
+    /// owners): to mirror a real cluster, rebuild from its tokens ([`TokenRing::parse`]).
     ///
     /// # Errors
-    /// [`Error::UnknownNode`], [`Error::NoNodes`] for the last node.
+    /// [`Error::UnknownNode`], [`Error::InvalidParameter`] `node` for the last node.
     pub fn without_node(&self, name: &str) -> Result<TokenRing> {
-        let gone = self.nodes.require(name)?.as_u32();
         let nodes = self.nodes.without_node(name)?;
-        let kept = self.token_count() - self.nodes.get(NodeId::from_index(gone)).tokens().len();
-        let (mut points, mut owners) = (Vec::with_capacity(kept), Vec::with_capacity(kept));
-        for (&p, &o) in self.positions().iter().zip(self.owners()) {
-            if o != gone {
-                points.push(p);
-                owners.push(o - u32::from(o > gone));
-            }
-        }
-        Ok(TokenRing::assemble(nodes, self.layout, points, owners))
+        let mut alloc = self.allocator()?;
+        alloc.remove_node(name)?;
+        self.reallocated(&nodes, &alloc)
     }
 
-    /// A new ring with node `name`'s weight changed. The tokens do not move, so no route
-    /// changes: the weight is stored for a token allocator to read. O(P) (a copy).
+    /// A new ring with node `name` at `weight`: the allocator moves ranges between that node and
+    /// the others only (a raise takes slices of the most loaded nodes' ranges, a cut hands
+    /// slices of its ranges to the least loaded), within the token bound. O(P log P).
     ///
     /// # Errors
     /// [`Error::UnknownNode`], [`Error::InvalidWeight`].
     pub fn with_weight(&self, name: &str, weight: f64) -> Result<TokenRing> {
         let nodes = self.nodes.with_weight(name, weight)?;
-        Ok(TokenRing {
-            nodes,
-            hasher: self.hasher,
-            circle: self.circle.clone(),
-            layout: self.layout,
-            topology: self.topology.clone(),
-        })
+        let mut alloc = self.allocator()?;
+        alloc.set_weight(name, weight)?;
+        self.reallocated(&nodes, &alloc)
     }
+}
+
+/// `1..=`[`TokenAllocator::MAX_TOKENS_PER_NODE`].
+fn check_tokens_per_node(v: u32) -> Result<()> {
+    let max = TokenAllocator::MAX_TOKENS_PER_NODE;
+    if v == 0 || v > max {
+        return Err(Error::InvalidVnodes { vnodes: u64::from(v), max });
+    }
+    Ok(())
+}
+
+/// The allocator's view of a node: name, weight, zone and rack labels (`""` when unset), tokens.
+fn ring_node(node: &Node) -> RingNode {
+    let (zone, rack) = zone_rack(node);
+    RingNode {
+        name: node.name().to_owned(),
+        weight: node.weight(),
+        zone: zone.to_owned(),
+        rack: rack.to_owned(),
+        tokens: node.tokens().to_vec(),
+    }
+}
+
+/// A node's `zone` and `rack` labels, `""` when unset.
+fn zone_rack(node: &Node) -> (&str, &str) {
+    (node.label("zone").unwrap_or(""), node.label("rack").unwrap_or(""))
+}
+
+/// `nodes` (same order, weights and labels) with the tokens `alloc` holds for them.
+fn with_allocated_tokens(nodes: &NodeSet, alloc: &TokenAllocator) -> Result<NodeSet> {
+    NodeSet::new(nodes.iter().map(|(_, n)| {
+        let tokens: Vec<i64> = alloc.node(n.name()).map(|a| a.tokens().collect()).unwrap_or_default();
+        n.clone().with_tokens(tokens)
+    }))
 }
 
 impl Router for TokenRing {

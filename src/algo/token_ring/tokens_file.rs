@@ -218,7 +218,7 @@ impl TokenRing {
     /// zones, racks or weights (both lines named). [`Error::NoNodes`] for a file without
     /// tokens; [`Error::TooManyPoints`] past [`TokenRing::MAX_TOKENS`].
     pub fn parse(text: &str) -> Result<TokenRing> {
-        TokenRing::from_parts(NodeSet::new(parse_nodes(text)?)?, Layout::Auto)
+        TokenRing::from_parts(NodeSet::new(parse_nodes(text)?)?, Layout::Auto, TokenRing::DEFAULT_TOKENS_PER_NODE)
     }
 
     /// The ring as a tokens file, one line per token sorted by token, after a header comment:
