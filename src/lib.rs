@@ -134,7 +134,7 @@ pub mod bucket {
 }
 
 /// Token rings beyond routing: Cassandra's replica placement ([`Replication`]) and the token
-/// allocator behind [`TokenRing`]'s membership changes ([`TokenAllocator`]).
+/// allocator behind [`TokenRing`]'s membership changes ([`TokenAllocator`](token_ring::TokenAllocator)).
 pub mod token_ring {
     pub use crate::algo::token_ring::allocate::{AllocatedNode, RingNode, TokenAllocator};
     pub use crate::algo::token_ring::Replication;
