@@ -17,9 +17,13 @@
 pub mod cache;
 #[doc(hidden)]
 pub mod closed_form;
+mod decide;
+mod measure;
 #[doc(hidden)]
 pub mod partition;
+mod present;
 mod recommend;
+mod request;
 #[doc(hidden)]
 pub mod rng;
 #[doc(hidden)]
@@ -30,7 +34,8 @@ pub mod sweep;
 pub use cache::{CacheSim, CacheTimeline};
 pub use closed_form::{ring_tail, ring_vnodes_for};
 pub use partition::Movement;
-pub use recommend::{recommend, GrowSpread, Recommendation, Request, Requirement, TargetAnswer, Verdict};
+pub use recommend::{recommend, GrowSpread, Recommendation, TargetAnswer, Verdict};
+pub use request::{compatible_names, Prefer, Request, Requirement, DEFAULT_MAX_MEMORY};
 pub use stats::Balance;
 
 use hashroute::Result;

@@ -132,7 +132,8 @@ impl Candidate {
             | Algorithm::Slots
             | Algorithm::Nginx
             | Algorithm::Haproxy
-            | Algorithm::EnvoyRing => LoadModel::Partition(Arc::new(move |n| partition_of(&from_build(n)?))),
+            | Algorithm::EnvoyRing
+            | Algorithm::TokenRing => LoadModel::Partition(Arc::new(move |n| partition_of(&from_build(n)?))),
             Algorithm::Maglev => LoadModel::Table(Arc::new(move |n| table_of(&from_build(n)?))),
             Algorithm::Modulo => LoadModel::Modulo,
             Algorithm::Jump | Algorithm::Memento | Algorithm::Anchor => LoadModel::Sampled { names_matter: false },
@@ -218,7 +219,19 @@ pub fn candidates() -> Vec<Candidate> {
     out.push(named("nginx", "nginx", spec(Algorithm::Nginx)));
     out.push(named("haproxy", "haproxy", spec(Algorithm::Haproxy)));
     out.push(named("envoy-ring", "envoy-ring", spec(Algorithm::EnvoyRing)));
+    // The allocated token ring at Cassandra's default 16 tokens per node (the recommendation
+    // also searches its count per target).
+    out.push(token_ring_candidate(16));
     out
+}
+
+/// The allocated token ring with `v` tokens per node, allocated one node at a time in the
+/// cluster's order; exact loads from its arcs.
+pub fn token_ring_candidate(v: u32) -> Candidate {
+    let spec = RouterSpec::new(Algorithm::TokenRing).with_tokens_per_node(v);
+    let mut cand = Candidate::from_spec(format!("token-ring-v{v}"), "token-ring", spec);
+    cand.vnodes = Some(v);
+    cand
 }
 
 /// The anchor capacity the sweep gives AnchorHash: fixed, so a resize keeps it (as a deployment

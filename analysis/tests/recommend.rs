@@ -3,7 +3,7 @@
 
 use hashroute::{Error, Node, NodeSet, Ring};
 use hashroute_analysis::sweep::{balance_cell, ring_candidate, SweepConfig};
-use hashroute_analysis::{balance, recommend, ring_tail, Request, Requirement};
+use hashroute_analysis::{balance, recommend, ring_tail, Prefer, Request, Requirement};
 
 /// The exact quantile over `clusters` random clusters of max/mean for a V-vnode ring.
 fn exact_quantile(nodes: usize, v: u32, clusters: usize, q: f64) -> f64 {
@@ -72,8 +72,7 @@ fn rec_nodes() -> NodeSet {
 }
 
 fn eligible(rec: &hashroute_analysis::Recommendation) -> Vec<String> {
-    let a = &rec.answers[0];
-    std::iter::once(&a.ring).chain(&a.others).filter(|v| v.rejected.is_none()).map(|v| v.candidate.clone()).collect()
+    rec.answers[0].verdicts().filter(|v| v.rejected.is_none()).map(|v| v.candidate.clone()).collect()
 }
 
 #[test]
@@ -95,12 +94,12 @@ fn constraints_filter_with_reasons() {
     // Compatibility with Redis Cluster leaves the slots router only, and it is the answer.
     let rec = recommend(&base().compatible_with("redis-slots")).unwrap();
     assert_eq!(eligible(&rec), vec!["slots".to_string()]);
-    assert_eq!(rec.answers[0].cheapest.as_deref(), Some("slots"));
+    assert_eq!(rec.answers[0].answer.as_deref(), Some("slots"));
     // A memory cap below the ring's points rejects the ring, naming the figure.
     let rec = recommend(&base().max_memory(2_000)).unwrap();
     let ring = &rec.answers[0].ring;
     assert!(ring.rejected.as_deref().unwrap().starts_with("memory "), "{ring:?}");
-    assert!(rec.answers[0].cheapest.is_some());
+    assert!(rec.answers[0].answer.is_some());
 }
 
 #[test]
@@ -160,4 +159,59 @@ fn jump_family_constraints() {
         let v = rec.answers[0].others.iter().find(|v| v.candidate == name).unwrap();
         assert_eq!(v.rejected.as_deref(), Some("lacks weights"), "{name}");
     }
+}
+
+/// The decision over trade-offs: each rule picks the best eligible candidate by its own figure,
+/// says so, and every eligible candidate carries its lookup, memory and movement.
+#[test]
+fn rules_pick_by_their_own_figure() {
+    let base = || Request::for_node_count(12).targets(&[1.25]).require(&[]).smoke().measure_lookup(true);
+    let by = |prefer: Prefer| {
+        let rec = recommend(&base().prefer(prefer)).unwrap();
+        rec.answers.into_iter().next().unwrap()
+    };
+    let latency = by(Prefer::Latency);
+    let eligible: Vec<_> = latency.verdicts().filter(|v| v.rejected.is_none()).collect();
+    assert!(eligible.len() >= 3, "{eligible:?}");
+    let fastest = eligible.iter().min_by(|a, b| a.lookup_ns.unwrap().total_cmp(&b.lookup_ns.unwrap())).unwrap();
+    assert_eq!(latency.answer.as_deref(), Some(fastest.candidate.as_str()));
+    assert!(latency.rule.contains("fastest lookup") && latency.rule.contains("prefer latency"), "{}", latency.rule);
+    let memory = by(Prefer::Memory);
+    let eligible: Vec<_> = memory.verdicts().filter(|v| v.rejected.is_none()).collect();
+    let smallest = eligible.iter().map(|v| v.memory_bytes.unwrap()).min().unwrap();
+    let picked = memory.verdicts().find(|v| Some(v.candidate.as_str()) == memory.answer.as_deref()).unwrap();
+    assert_eq!(picked.memory_bytes, Some(smallest));
+    assert!(memory.rule.contains("least memory"), "{}", memory.rule);
+    let movement = by(Prefer::Movement);
+    let picked = movement.verdicts().find(|v| Some(v.candidate.as_str()) == movement.answer.as_deref()).unwrap();
+    let worst = |v: &hashroute_analysis::Verdict| {
+        v.moved_plus.unwrap_or(f64::INFINITY).max(v.moved_minus.unwrap_or(f64::INFINITY))
+    };
+    for v in movement.verdicts().filter(|v| v.rejected.is_none()) {
+        assert!(worst(picked) <= worst(v), "{} moves less than the pick {}", v.candidate, picked.candidate);
+    }
+    // Exact movement: the ring moves only to the new node, so about the ideal; every eligible
+    // candidate has both figures.
+    let ring = &latency.ring;
+    assert!((ring.moved_plus.unwrap() - 1.0).abs() < 0.3, "{ring:?}");
+    for v in latency.verdicts().filter(|v| v.rejected.is_none()) {
+        assert!(v.moved_plus.is_some() && v.moved_minus.is_some(), "{v:?}");
+    }
+    assert!("fastest".parse::<Prefer>().is_err());
+}
+
+/// The allocated token ring stands beside the random ring: 16 tokens per node meet a target
+/// the random ring needs thousands of vnodes for, and it moves only the new node's keys.
+#[test]
+fn token_ring_stands_beside_the_ring() {
+    let rec = recommend(&Request::for_node_count(40).targets(&[1.10]).smoke()).unwrap();
+    let a = &rec.answers[0];
+    let token = a.token_ring.as_ref().expect("a token ring verdict");
+    assert_eq!(token.vnodes, Some(16));
+    assert!(token.meets && token.max_over_mean <= 1.10, "{token:?}");
+    assert!(a.ring.vnodes.unwrap() > 100, "{:?}", a.ring);
+    assert!((token.moved_plus.unwrap() - 1.0).abs() < 0.1, "{token:?}");
+    assert!((token.moved_minus.unwrap() - 1.0).abs() < 0.1, "{token:?}");
+    // The default memory budget is 64 MiB, said in the constraints.
+    assert!(rec.constraints.contains("memory <= 64.0 MiB"), "{}", rec.constraints);
 }

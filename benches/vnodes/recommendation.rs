@@ -11,6 +11,7 @@
 //! | `HASHROUTE_COMPATIBLE_WITH` | a Ketama client, `redis-slots`, `maglev-envoy` | `--compatible-with` |
 //! | `HASHROUTE_MAX_MEMORY` | bytes | `--max-memory` |
 //! | `HASHROUTE_MAX_LOOKUP_NS` | ns | `--max-lookup-ns` |
+//! | `HASHROUTE_PREFER` | `latency` (default), `memory` or `movement` | `--prefer` |
 //! | `HASHROUTE_SEED` | seed of the random clusters | `--seed` |
 //!
 //! A bad value ends the bench with one line naming the variable and exit status 2.
@@ -18,7 +19,7 @@
 use std::fmt::Write as _;
 
 use hashroute::NodeSet;
-use hashroute_analysis::{recommend, Recommendation, Request, Requirement};
+use hashroute_analysis::{recommend, Prefer, Recommendation, Request, Requirement};
 
 use crate::config::Run;
 use crate::report::common::Mode;
@@ -65,6 +66,9 @@ fn configure(base: Request, run: &Run) -> Result<Request, String> {
     if let Some(ns) = parsed::<f64>("HASHROUTE_MAX_LOOKUP_NS")? {
         req = req.max_lookup_ns(ns);
     }
+    if let Some(p) = parsed::<Prefer>("HASHROUTE_PREFER")? {
+        req = req.prefer(p);
+    }
     if let Some(seed) = parsed::<u64>("HASHROUTE_SEED")? {
         req = req.seed(seed);
     }
@@ -86,29 +90,64 @@ fn recommendations(run: &Run) -> Result<Vec<Recommendation>, String> {
     counts.iter().map(|&n| recommend(&configure(Request::for_node_count(n), run)?).map_err(|e| e.to_string())).collect()
 }
 
-/// One line per (cluster, target) — or the full verdict list for a node list.
+/// Per (cluster, target): the ring's V, the token ring's count and the answer with its rule, then
+/// every candidate that meets the target and the constraints with its lookup time, memory and
+/// movement (moved+1, moved-1) — or the full verdict list for a node list.
 fn format_all(recs: &[Recommendation], run: &Run) -> String {
     if env("HASHROUTE_NODES").is_some() {
         return recs.iter().map(ToString::to_string).collect();
     }
-    let mut s = format!(
-        "recommendation ({} run; {}): the ring's V per balance target, and the answer\n",
-        run.mode.name(),
-        recs.first().map_or("", |r| r.constraints.as_str())
-    );
-    let _ = writeln!(s, "{:>6}  {:>6}  {:<11} {:<12} how sure", "nodes", "target", "ring", "answer");
+    let mut s =
+        format!("recommendation ({} run; {})\n", run.mode.name(), recs.first().map_or("", |r| r.constraints.as_str()));
     for r in recs {
         for a in &r.answers {
-            let ring = format!("V={}", a.ring.vnodes.unwrap_or(0));
-            let answer = a.cheapest.clone().unwrap_or_else(|| "none".into());
-            let _ =
-                writeln!(s, "{:>6}  {:>6.2}  {ring:<11} {answer:<12} {}", r.node_count, a.max_load, a.ring.evidence);
+            let token = a.token_ring.as_ref().and_then(|t| t.vnodes).map_or("-".into(), |v| format!("{v} tokens"));
+            let _ = writeln!(
+                s,
+                "\n{} nodes, target {:.2}: ring V={} ({}); token ring {token}\n  answer: {} — {}",
+                r.node_count,
+                a.max_load,
+                a.ring.vnodes.unwrap_or(0),
+                a.ring.evidence,
+                a.answer.as_deref().unwrap_or("none"),
+                a.rule
+            );
+            let _ = writeln!(
+                s,
+                "  {:<20} {:>9} {:>10} {:>10} {:>8} {:>8}",
+                "eligible", "max/mean", "memory", "lookup", "moved+1", "moved-1"
+            );
+            for v in a.verdicts().filter(|v| v.rejected.is_none()) {
+                let _ = writeln!(
+                    s,
+                    "  {:<20} {:>9.3} {:>10} {:>10} {:>8} {:>8}",
+                    v.candidate,
+                    v.max_over_mean,
+                    bytes(v.memory_bytes),
+                    v.lookup_ns.map_or("-".into(), |ns| format!("{ns:.1} ns")),
+                    ratio(v.moved_plus),
+                    ratio(v.moved_minus)
+                );
+            }
         }
     }
     s.push_str(
-        "(answer = least memory, then fastest lookup, among consistent routers meeting the target and the\n \
-         constraints; `hashroute recommend --node-count N` shows every verdict and why the others were rejected;\n \
-         HASHROUTE_NODES=FILE answers for your own node list)",
+        "\n(moved+1 / moved-1: keys moved by adding / removing one node, as a multiple of the ideal 1/N; \
+         `hashroute recommend --node-count N` shows every verdict and why the others were rejected, \
+         --prefer memory|movement changes the rule; HASHROUTE_NODES=FILE answers for your own node list)",
     );
     s
+}
+
+fn bytes(b: Option<usize>) -> String {
+    match b {
+        None => "-".into(),
+        Some(b) if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
+        Some(b) if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
+        Some(b) => format!("{b} B"),
+    }
+}
+
+fn ratio(r: Option<f64>) -> String {
+    r.filter(|r| r.is_finite()).map_or("-".into(), |r| format!("{r:.2}"))
 }

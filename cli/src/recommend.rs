@@ -5,7 +5,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::Args;
-use hashroute_analysis::{recommend, Request, Requirement};
+use hashroute_analysis::{compatible_names, recommend, Prefer, Request, Requirement, DEFAULT_MAX_MEMORY};
 
 use crate::failure::Failure;
 use crate::router_args::read_nodes_file;
@@ -19,9 +19,11 @@ const QUICK_ENV: &str = "HASHROUTE_QUICK";
 ///
 /// For each target: the ring's vnode count, aimed with a closed-form estimate and confirmed on
 /// exact arc loads (the tail quantile over random clusters that their count supports, or the
-/// exact loads of your cluster and its spread after --grow), then every other algorithm's
-/// verdict under your constraints and the cheapest one that meets them all. Seconds for up to a
-/// few thousand nodes; --full (the benchmark's HASHROUTE_FULL sizes) takes minutes.
+/// exact loads of your cluster and its spread after --grow), the allocated token ring beside
+/// it, then every other algorithm's verdict under your constraints with its lookup time,
+/// memory and the keys moved by one addition and one removal (moved+1, moved-1, as multiples
+/// of the ideal), and the answer the --prefer rule picks among the eligible. Seconds for up to
+/// a few thousand nodes; --full (the benchmark's HASHROUTE_FULL sizes) takes minutes.
 #[derive(Args, Debug)]
 pub(crate) struct RecommendArgs {
     /// Random clusters of N nodes (1 to 1000000)
@@ -43,14 +45,26 @@ pub(crate) struct RecommendArgs {
     /// Capabilities every answer needs: remove-any, weights, replicas (comma-separated), or none
     #[arg(long, value_name = "LIST", default_value = "remove-any")]
     require: String,
-    /// Only routers placing keys exactly like this system: ketama, libketama, uhashring,
-    /// libmemcached, spymemcached, python-hash-ring, twemproxy, libmemcached-oaat, redis-slots,
-    /// maglev-envoy, nginx, haproxy, envoy-ring
-    #[arg(long, value_name = "NAME")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        help = crate::names::help_list("Only routers placing keys exactly like this system", &compatible_names(), "")
+    )]
     compatible_with: Option<String>,
     /// Largest router memory allowed, in bytes
-    #[arg(long, value_name = "BYTES")]
-    max_memory: Option<u64>,
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_MEMORY)]
+    max_memory: u64,
+    #[arg(
+        long,
+        value_name = "RULE",
+        default_value = "latency",
+        help = crate::names::help_list(
+            "The rule that picks the answer among the eligible: the fastest lookup, the least memory, or the fewest keys moved",
+            &Prefer::ALL.map(Prefer::name),
+            ""
+        )
+    )]
+    prefer: String,
     /// Slowest single-key lookup allowed, in ns (measured on this machine)
     #[arg(long, value_name = "NS")]
     max_lookup_ns: Option<f64>,
@@ -102,9 +116,8 @@ impl RecommendArgs {
         if let Some(c) = &self.compatible_with {
             req = req.compatible_with(c);
         }
-        if let Some(m) = self.max_memory {
-            req = req.max_memory(m);
-        }
+        req = req.max_memory(self.max_memory);
+        req = req.prefer(self.prefer.parse().map_err(|e| Failure::context("--prefer", e))?);
         if let Some(ns) = self.max_lookup_ns {
             req = req.max_lookup_ns(ns);
         }
