@@ -43,6 +43,10 @@ mod replicas;
 mod route;
 mod router_args;
 mod slot;
+mod token;
+mod token_replicas;
+mod tokens;
+mod tokens_file;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -72,6 +76,9 @@ struct Cli {
 enum Cmd {
     Route(route::RouteArgs),
     Slot(slot::SlotArgs),
+    Token(token::TokenArgs),
+    #[command(arg_required_else_help = false)]
+    Tokens(tokens::TokensArgs),
     Replicas(replicas::ReplicasArgs),
     Migrate(migrate::MigrateArgs),
     Fingerprint(fingerprint::FingerprintArgs),
@@ -82,6 +89,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
     match cli.cmd {
         Cmd::Route(args) => route::run(args),
         Cmd::Slot(args) => slot::run(args),
+        Cmd::Token(args) => token::run(args),
+        Cmd::Tokens(args) => tokens::run(args),
         Cmd::Replicas(args) => replicas::run(args),
         Cmd::Migrate(args) => migrate::run(args),
         Cmd::Fingerprint(args) => fingerprint::run(args),
@@ -137,9 +146,7 @@ fn usage_error(err: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
-            let names: Vec<String> =
-                Cli::command().get_subcommands().map(|c| c.get_name().to_owned()).filter(|n| n != "help").collect();
-            report(&format!("missing subcommand (expected one of: {}; try --help)", names.join(", ")));
+            report(&missing_subcommand(&err));
             ExitCode::from(2)
         }
         _ => {
@@ -147,6 +154,21 @@ fn usage_error(err: clap::Error) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// "missing subcommand (expected one of: ...)": the subcommands of the command that lacks one,
+/// which clap names for a nested command (`tokens`), else the top level's.
+fn missing_subcommand(err: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    let (parent, names) = match (err.get(ContextKind::InvalidSubcommand), err.get(ContextKind::ValidSubcommand)) {
+        (Some(ContextValue::String(path)), Some(ContextValue::Strings(names))) if path.contains(' ') => {
+            // `path` is the command's full name, "hashroute tokens".
+            (format!("{} ", path.split_once(' ').map_or(path.as_str(), |(_, rest)| rest)), names.clone())
+        }
+        _ => (String::new(), Cli::command().get_subcommands().map(|c| c.get_name().to_owned()).collect()),
+    };
+    let names: Vec<String> = names.into_iter().filter(|n| n != "help").collect();
+    format!("missing {parent}subcommand (expected one of: {}; try --help)", names.join(", "))
 }
 
 /// The first line of a clap error without its `error: ` prefix; when that line ends in `:`

@@ -15,6 +15,7 @@ use crate::router_args::{read_nodes_file, AlgoArgs};
 /// range that changes owner. Other algorithms are estimated from a fixed sample of 100000 keys.
 /// Both node lists are built with the same router flags.
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("router").args(["algo", "from_config"]).required(true)))]
 pub(crate) struct MigrateArgs {
     #[command(flatten)]
     algo: AlgoArgs,

@@ -11,7 +11,7 @@ use clap::Args;
 use crate::failure::Failure;
 
 /// The router flags `--from-config` replaces: giving any of them with it is a usage error.
-pub(crate) const REPLACED: [&str; 14] = [
+pub(crate) const REPLACED: [&str; 15] = [
     "algo",
     "vnodes",
     "hash",
@@ -22,6 +22,7 @@ pub(crate) const REPLACED: [&str; 14] = [
     "capacity",
     "min_ring_size",
     "max_ring_size",
+    "tokens_per_node",
     "nodes",
     "nodes_file",
     "buckets",

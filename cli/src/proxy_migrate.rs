@@ -9,7 +9,7 @@ use crate::failure::Failure;
 use crate::proxy_args::read;
 
 /// The flags `--from-config` replaces in `migrate`.
-const REPLACED: [&str; 12] = [
+const REPLACED: [&str; 13] = [
     "algo",
     "vnodes",
     "hash",
@@ -20,6 +20,7 @@ const REPLACED: [&str; 12] = [
     "capacity",
     "min_ring_size",
     "max_ring_size",
+    "tokens_per_node",
     "from",
     "to",
 ];

@@ -13,13 +13,19 @@ use crate::route::write_line;
 use crate::router_args::RouterArgs;
 
 /// N distinct nodes per key, best first: prints `KEY<TAB>NODE1,NODE2,...` (NODE1 is the route)
+///
+/// A token ring takes --replication instead of -n: Cassandra's replica list, in the DataStax
+/// driver's order.
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("count").args(["n", "replication"]).required(true)))]
 pub(crate) struct ReplicasArgs {
     #[command(flatten)]
     router: RouterArgs,
     /// Replicas per key (1 up to the node count)
     #[arg(short = 'n', value_name = "N", help_heading = "Replicas")]
-    n: usize,
+    n: Option<usize>,
+    #[command(flatten)]
+    replication: crate::token_replicas::ReplicationArgs,
     /// How keys are written: text (bytes as given) or hex (of the bytes)
     #[arg(long, value_name = "FORMAT", help_heading = "Keys", default_value = "text", value_parser = parse_input_format)]
     input: InputFormat,
@@ -29,14 +35,16 @@ pub(crate) struct ReplicasArgs {
 }
 
 pub(crate) fn run(args: ReplicasArgs) -> Result<(), Failure> {
-    if args.n == 0 {
+    if args.n == Some(0) {
         return Err(Failure::msg("-n 0: ask for at least 1 replica"));
     }
     if args.input == InputFormat::U64 {
         return Err(Failure::msg("replicas does not take --input u64: preference lists start from the key's bytes"));
     }
     let router = args.router.router()?;
-    let n = args.n;
+    let Some(n) = args.n else {
+        return args.replication.run(&router, &args.keys, args.input);
+    };
     // Fails before reading any key when n exceeds the node count or the router has no
     // preference list.
     router.replicas(b"", n)?;

@@ -15,9 +15,12 @@ use crate::names::{self, help_list};
 /// does not need one and takes any `u32`.
 const MAX_BUCKETS_AS_NODES: u32 = 1 << 20;
 
-/// Router flags: the algorithm's ([`AlgoArgs`]) and the nodes' ([`NodesArgs`]). Subcommands that
-/// take their nodes some other way (`migrate --from FILE --to FILE`) flatten [`AlgoArgs`] alone.
+/// Router flags: the algorithm's ([`AlgoArgs`]) and the nodes' ([`NodesArgs`]), or a proxy
+/// configuration, or a tokens file. Subcommands that take their nodes some other way
+/// (`migrate --from FILE --to FILE`) flatten [`AlgoArgs`] alone and require `--algo` (or their
+/// own replacement) with a group of their own.
 #[derive(Args, Debug, Clone)]
+#[command(group(clap::ArgGroup::new("router").args(["algo", "from_config", "tokens_file"]).required(true)))]
 pub(crate) struct RouterArgs {
     #[command(flatten)]
     algo: AlgoArgs,
@@ -25,6 +28,8 @@ pub(crate) struct RouterArgs {
     nodes: NodesArgs,
     #[command(flatten)]
     proxy: crate::proxy_args::ConfigArgs,
+    #[command(flatten)]
+    tokens: crate::tokens_file::TokensFileArgs,
 }
 
 /// The algorithm and its parameters: everything that becomes a [`RouterSpec`]. New algorithm
@@ -32,7 +37,7 @@ pub(crate) struct RouterArgs {
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Router")]
 pub(crate) struct AlgoArgs {
-    #[arg(long, value_name = "ALGO", required_unless_present = "from_config", help = help_list("Algorithm", &names::algorithms(), ""))]
+    #[arg(long, value_name = "ALGO", help = help_list("Algorithm", &names::algorithms(), ""))]
     algo: Option<String>,
     /// Ring only: virtual nodes per weight-1 node [default: 160]
     #[arg(long, value_name = "V")]
@@ -62,6 +67,10 @@ pub(crate) struct AlgoArgs {
     /// Envoy-ring only: maximum_ring_size [default: 8388608]
     #[arg(long, value_name = "N")]
     max_ring_size: Option<u64>,
+    /// Token-ring only: the allocator gives each node of the node list V tokens, one node at a
+    /// time in list order (16 is Cassandra's num_tokens); explicit tokens come from --tokens-file
+    #[arg(long, value_name = "V")]
+    tokens_per_node: Option<u32>,
 }
 
 /// Where the nodes come from.
@@ -120,7 +129,20 @@ impl AlgoArgs {
             (Some(name), seed) => Some(KeyHasher::from_name(name, seed.unwrap_or(0))?),
             (None, Some(seed)) => Some(KeyHasher::from_name(algorithm.default_hasher().name(), seed)?),
         };
+        spec.tokens_per_node = self.tokens_per_node;
         spec.validate()?;
+        if let (true, Some(v)) = (algorithm.needs_tokens(), spec.tokens_per_node) {
+            // The allocator's own range check, reported against the flag before any node is read.
+            hashroute::token_ring::TokenAllocator::from_ring([], v)
+                .map_err(|e| Failure::context(format!("--tokens-per-node {v}"), e))?;
+        }
+        if algorithm.needs_tokens() && spec.tokens_per_node.is_none() {
+            return Err(Failure::msg(format!(
+                "--algo {name} over a node list needs --tokens-per-node V to allocate its tokens (16 is \
+                 Cassandra's num_tokens); route, replicas and fingerprint read explicit tokens with \
+                 --tokens-file FILE instead"
+            )));
+        }
         Ok(spec)
     }
 }
@@ -131,6 +153,9 @@ impl RouterArgs {
     pub(crate) fn target(&self, buckets_as_nodes: bool) -> Result<Target, Failure> {
         if let Some(config) = self.proxy.config()? {
             return Ok(Target::Router(Box::new(config.router()?)));
+        }
+        if let Some(ring) = self.tokens.ring()? {
+            return Ok(Target::Router(Box::new(ring.into())));
         }
         let spec = self.algo.spec()?;
         if let Some(count) = self.nodes.partitions {
