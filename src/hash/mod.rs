@@ -214,6 +214,15 @@ impl KeyHasher {
     /// seed), the same on every run, machine, CPU and crate version.
     #[inline]
     pub fn hash(&self, key: &[u8]) -> u64 {
+        // The default hasher inline in every router's `route`; the others through one call.
+        if let KeyHasher::Xxh3 { seed: 0 } = *self {
+            return xxhash_rust::xxh3::xxh3_64(key);
+        }
+        self.hash_other(key)
+    }
+
+    /// [`KeyHasher::hash`] for every hasher but xxh3 with seed 0.
+    fn hash_other(&self, key: &[u8]) -> u64 {
         match *self {
             KeyHasher::Xxh3 { seed: 0 } => xxhash_rust::xxh3::xxh3_64(key),
             KeyHasher::Xxh3 { seed } => xxhash_rust::xxh3::xxh3_64_with_seed(key, seed),
