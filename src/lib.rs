@@ -34,6 +34,7 @@
 //! | [`BoundedLoads`] | state per live key | preference walk | O(1/ε²) × plain | via router | via router | hard cap of (1+ε)× the mean load |
 //! | [`JumpBack`] | none | expected O(1) | 1/N, append/remove at the end only | no | no | numbered shards that only grow: jump at constant cost (hash4j-exact) |
 //! | [`FlipHash`], [`PowerCh`], [`BinomialHash`] | none | O(1) | 1/N, append/remove at the end only | no | no | agreeing with the `fliphash` / `power-consistent-hash` crates or SUPSI's BinomialHash |
+//! | [`TokenRing`] | 12 B per token (16 per node by default) | O(log T) + Murmur3 | 1/N (the allocator moves only the changed node's keys) | yes | yes | a few chosen tokens instead of many random vnodes; Cassandra token-aware routing |
 //! | [`JumpBackAnchor`] | 12 B × ids | O(1) + a draw per removed id met | 1/N | no | yes | constant-time arbitrary removal, no fixed capacity, shareable state (hash4j-exact) |
 //! | [`TokenRing`] | 12 B × tokens | O(log tokens) + Murmur3 | the ranges you hand over | stored, not applied | yes | Cassandra token-aware routing; tokens chosen, not hashed |
 //!

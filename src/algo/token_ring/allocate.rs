@@ -222,7 +222,7 @@ struct Piece {
 /// requires it.
 ///
 /// ```
-/// use hashroute::TokenAllocator;
+/// use hashroute::token_ring::TokenAllocator;
 /// let mut ring = TokenAllocator::new();
 /// for name in ["a", "b", "c"] {
 ///     ring.add_node(name, 1.0, "dc1", "rack1", 16).unwrap();
