@@ -85,11 +85,15 @@ pub enum CmpOp {
 }
 
 /// One condition of a [`Client::txn`]: `target(key) op revision`. A key that does not exist has
-/// every revision at 0.
+/// every revision at 0. With [`Compare::range_end`], every key in `[key, range_end)` must satisfy
+/// it (an empty range compares as one absent key: every revision 0).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Compare {
     /// The key compared.
     pub key: Vec<u8>,
+    /// `Some(end)`: compare every key from `key` (inclusive) to `end` (exclusive) instead of
+    /// `key` alone (etcd 3.3 and later).
+    pub range_end: Option<Vec<u8>>,
     /// Which of its revisions.
     pub target: Target,
     /// The relation.
@@ -102,22 +106,51 @@ impl Compare {
     /// `key`'s last change is at `mod_revision`: nobody wrote it since it was read (for a key read
     /// as absent use [`Compare::absent`]).
     pub fn unchanged_since(key: impl Into<Vec<u8>>, mod_revision: i64) -> Compare {
-        Compare { key: key.into(), target: Target::ModRevision, op: CmpOp::Equal, revision: mod_revision }
+        Compare {
+            key: key.into(),
+            range_end: None,
+            target: Target::ModRevision,
+            op: CmpOp::Equal,
+            revision: mod_revision,
+        }
     }
 
     /// `key` does not exist (its create revision is 0).
     pub fn absent(key: impl Into<Vec<u8>>) -> Compare {
-        Compare { key: key.into(), target: Target::CreateRevision, op: CmpOp::Equal, revision: 0 }
+        Compare { key: key.into(), range_end: None, target: Target::CreateRevision, op: CmpOp::Equal, revision: 0 }
+    }
+
+    /// No key starts with `prefix` (every key of the range has create revision 0, and an empty
+    /// range compares as an absent key): "nothing is stored under this prefix".
+    pub fn nothing_under(prefix: impl Into<Vec<u8>>) -> Compare {
+        let prefix = prefix.into();
+        let (key, end) = prefix_bounds(&prefix);
+        Compare { key, range_end: Some(end), target: Target::CreateRevision, op: CmpOp::Equal, revision: 0 }
+    }
+
+    /// No key starting with `prefix` changed after `revision` (every key of the range has a mod
+    /// revision at most `revision`): "nothing under this prefix changed since my read at
+    /// `revision`". A key deleted since is not seen by this comparison.
+    pub fn unchanged_under_since(prefix: impl Into<Vec<u8>>, revision: i64) -> Compare {
+        let prefix = prefix.into();
+        let (key, end) = prefix_bounds(&prefix);
+        Compare {
+            key,
+            range_end: Some(end),
+            target: Target::ModRevision,
+            op: CmpOp::Less,
+            revision: revision.saturating_add(1),
+        }
     }
 
     /// `key`'s mod revision `op` `revision`.
     pub fn mod_revision(key: impl Into<Vec<u8>>, op: CmpOp, revision: i64) -> Compare {
-        Compare { key: key.into(), target: Target::ModRevision, op, revision }
+        Compare { key: key.into(), range_end: None, target: Target::ModRevision, op, revision }
     }
 
     /// `key`'s create revision `op` `revision`.
     pub fn create_revision(key: impl Into<Vec<u8>>, op: CmpOp, revision: i64) -> Compare {
-        Compare { key: key.into(), target: Target::CreateRevision, op, revision }
+        Compare { key: key.into(), range_end: None, target: Target::CreateRevision, op, revision }
     }
 
     fn to_json(&self) -> Value {
@@ -134,6 +167,9 @@ impl Compare {
         };
         let mut m = Map::new();
         m.insert("key".into(), b64(&self.key));
+        if let Some(end) = &self.range_end {
+            m.insert("range_end".into(), b64(end));
+        }
         m.insert("target".into(), target.into());
         m.insert("result".into(), result.into());
         m.insert(field.into(), rev(self.revision));
@@ -185,8 +221,14 @@ impl Op {
 
 /// `{"key", "range_end"}` covering every key that starts with `prefix`.
 fn prefix_range(prefix: &[u8]) -> Value {
+    let (key, end) = prefix_bounds(prefix);
+    json!({ "key": b64(&key), "range_end": b64(&end) })
+}
+
+/// The key range `[key, end)` of every key that starts with `prefix` (every key when empty).
+fn prefix_bounds(prefix: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let key: &[u8] = if prefix.is_empty() { &[0] } else { prefix };
-    json!({ "key": b64(key), "range_end": b64(&json::prefix_end(prefix)) })
+    (key.to_vec(), json::prefix_end(prefix))
 }
 
 fn non_empty(key: &[u8]) -> Result<(), Error> {

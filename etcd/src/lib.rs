@@ -84,6 +84,7 @@ mod error;
 mod json;
 mod kv;
 mod retry;
+mod ring;
 #[cfg(feature = "tls")]
 mod tls;
 mod watch;
@@ -92,6 +93,10 @@ pub use client::{Client, Options, MAX_RESPONSE_BYTES};
 pub use error::{Error, QUOTE_LIMIT};
 pub use kv::{CmpOp, Compare, Deleted, KeyValue, Op, Range, Status, Target, TxnResult};
 pub use retry::Retry;
+pub use ring::{
+    Committed, DecodeError, EventHandler, Member, MemberState, RingError, RingEvent, RingRouter, RingState, RingStore,
+    RingWatcher, WatchConfig, WatchStatus, FORMAT, MAX_LABELS, MAX_LABEL_BYTES, MAX_NAME_BYTES,
+};
 pub use watch::{Event, EventKind, WatchEvent, WatchOptions, Watcher, MAX_WATCH_MESSAGE_BYTES, WATCH_CHANNEL_CAPACITY};
 
 /// Compile-time check that a client can be shared across threads.

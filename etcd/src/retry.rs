@@ -59,9 +59,16 @@ impl Retry {
     /// ([`Error::Timeout`] with `outcome_unknown`) must be read back, never blindly repeated, or a
     /// change could be applied twice.
     ///
+    /// The error type is any that an [`Error`] converts into, so that a layer above (the ring
+    /// store) can fail an attempt with its own errors.
+    ///
     /// # Errors
     /// The first error of `attempt`; [`Error::Conflict`] after [`Retry::attempts`] conflicts.
-    pub fn run<T>(&self, what: &str, mut attempt: impl FnMut(u32) -> Result<Option<T>, Error>) -> Result<T, Error> {
+    pub fn run<T, E: From<Error>>(
+        &self,
+        what: &str,
+        mut attempt: impl FnMut(u32) -> Result<Option<T>, E>,
+    ) -> Result<T, E> {
         let jitter = RandomState::new();
         for i in 0..self.attempts {
             if let Some(done) = attempt(i)? {
@@ -71,7 +78,7 @@ impl Retry {
                 std::thread::sleep(jittered(self.backoff(i), &jitter, i));
             }
         }
-        Err(Error::Conflict { what: what.to_owned(), attempts: self.attempts })
+        Err(Error::Conflict { what: what.to_owned(), attempts: self.attempts }.into())
     }
 }
 
@@ -128,7 +135,7 @@ mod tests {
         });
         assert_eq!(calls, 5);
         assert_eq!(out, Err(Error::Conflict { what: "k".into(), attempts: 5 }));
-        let done = r.run("k", |i| Ok((i == 2).then_some(i)));
+        let done: Result<u32, Error> = r.run("k", |i| Ok((i == 2).then_some(i)));
         assert_eq!(done, Ok(2));
         let failed: Result<(), Error> = r.run("k", |_| Err(Error::InvalidArgument("x".into())));
         assert!(failed.is_err());
