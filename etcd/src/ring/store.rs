@@ -227,19 +227,18 @@ pub(crate) fn decode_range<'a>(
     keys: &Keys,
     kvs: impl IntoIterator<Item = &'a KeyValue> + Clone,
 ) -> Result<RingState, DecodeError> {
+    let mut state = RingState::decode(keys.prefix(), kvs.clone().into_iter().map(|kv| (&kv.key, &kv.value)))?;
     let config_key = keys.config();
-    let config_revision = kvs.clone().into_iter().find(|kv| kv.key == config_key).map(|kv| kv.mod_revision);
-    if let Some(config_revision) = config_revision {
-        if let Some(late) = kvs.clone().into_iter().find(|kv| kv.mod_revision > config_revision) {
-            return Err(DecodeError::Inconsistent(format!(
-                "key {:?} changed at revision {}, after the ring's config (revision {config_revision}): it \
-                 was written outside a ring transaction",
-                quote_key(&late.key),
-                late.mod_revision
-            )));
-        }
+    // Decoded, so the config is there.
+    let config_revision = kvs.clone().into_iter().find(|kv| kv.key == config_key).map_or(0, |kv| kv.mod_revision);
+    if let Some(late) = kvs.into_iter().find(|kv| kv.mod_revision > config_revision) {
+        return Err(DecodeError::Inconsistent(format!(
+            "key {:?} changed at revision {}, after the ring's config (revision {config_revision}): it was \
+             written outside a ring transaction",
+            quote_key(&late.key),
+            late.mod_revision
+        )));
     }
-    let mut state = RingState::decode(keys.prefix(), kvs.into_iter().map(|kv| (&kv.key, &kv.value)))?;
-    state.revision = config_revision.unwrap_or(0);
+    state.revision = config_revision;
     Ok(state)
 }

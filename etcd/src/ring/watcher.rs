@@ -383,8 +383,13 @@ impl Worker {
             }
         };
         let revision = state.revision();
-        if revision == self.shared.status().revision {
-            return;
+        {
+            let mut status = self.shared.status();
+            if revision == status.revision {
+                // Served already (a fresh read, or garbage removed again): nothing to swap.
+                status.last_error = None;
+                return;
+            }
         }
         match state.router() {
             Ok(router) => self.serve(router),
