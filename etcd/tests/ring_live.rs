@@ -412,7 +412,7 @@ fn measure_propagation_and_read_cost() {
     const CHANGES: usize = 120;
     let (mut from_send, mut from_ack) = (Vec::new(), Vec::new());
     for i in 0..CHANGES {
-        let weight = if i % 2 == 0 { 2.0 } else { 1.0 };
+        let weight = if i.is_multiple_of(2) { 2.0 } else { 1.0 };
         let sent = Mutex::new(Instant::now());
         let c = s
             .change("measure", |st| {
@@ -475,7 +475,7 @@ fn read_cost(s: &RingStore, w: &RingWatcher) {
         let writer = scope.spawn(|| {
             let mut n = 0u32;
             while !stop.load(Ordering::Relaxed) {
-                s.reweigh("cache-11", if n % 2 == 0 { 3.0 } else { 1.0 }).unwrap();
+                s.reweigh("cache-11", if n.is_multiple_of(2) { 3.0 } else { 1.0 }).unwrap();
                 n += 1;
             }
             n
@@ -490,7 +490,7 @@ fn read_cost(s: &RingStore, w: &RingWatcher) {
         let swapper = scope.spawn(|| {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                shared.store(if n % 2 == 0 { a.clone() } else { b.clone() });
+                shared.store(if n.is_multiple_of(2) { a.clone() } else { b.clone() });
                 n += 1;
             }
             n
