@@ -14,6 +14,8 @@
 //! hashroute route --from-config /etc/haproxy/haproxy.cfg --pool web /img/logo.png
 //! hashroute migrate --from-config nutcracker.yml --to-config nutcracker-new.yml --pool sessions
 //! hashroute route --algo kafka --partitions 12 user:42
+//! hashroute ring join cache-7 --weight 2 --zone dc1 --etcd 127.0.0.1:2379 --prefix /rings/cache
+//! hashroute route --etcd 127.0.0.1:2379 --prefix /rings/cache user:42
 //! ```
 //!
 //! Contract (tests/cli.rs holds it): `route`, `replicas` and `slot` print one `KEY<TAB>ANSWER`
@@ -40,6 +42,7 @@ mod proxy_migrate;
 mod proxy_recommend;
 mod recommend;
 mod replicas;
+mod ring;
 mod route;
 mod router_args;
 mod slot;
@@ -83,6 +86,7 @@ enum Cmd {
     Migrate(migrate::MigrateArgs),
     Fingerprint(fingerprint::FingerprintArgs),
     Recommend(recommend::RecommendArgs),
+    Ring(ring::RingArgs),
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
@@ -95,6 +99,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Cmd::Migrate(args) => migrate::run(args),
         Cmd::Fingerprint(args) => fingerprint::run(args),
         Cmd::Recommend(args) => recommend::run(args),
+        Cmd::Ring(args) => ring::run(args),
     }
 }
 

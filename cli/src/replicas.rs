@@ -41,6 +41,14 @@ pub(crate) fn run(args: ReplicasArgs) -> Result<(), Failure> {
     if args.input == InputFormat::U64 {
         return Err(Failure::msg("replicas does not take --input u64: preference lists start from the key's bytes"));
     }
+    if let Some(ring) = args.router.stored_ring()? {
+        // Cassandra's replica lists keep a down node (it keeps its ranges), so --replication
+        // reads the configured token ring; -n walks the preference list around down members.
+        return match args.n {
+            Some(n) => crate::ring::replicas(&ring, n, &args.keys, args.input),
+            None => args.replication.run(ring.configured(), &args.keys, args.input),
+        };
+    }
     let router = args.router.router()?;
     let Some(n) = args.n else {
         return args.replication.run(&router, &args.keys, args.input);

@@ -25,6 +25,9 @@ pub(crate) struct RouteArgs {
 }
 
 pub(crate) fn run(args: RouteArgs) -> Result<(), Failure> {
+    if let Some(ring) = args.router.stored_ring()? {
+        return crate::ring::route(&ring, &args.keys, args.input);
+    }
     let target = args.router.target(false)?;
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match target {

@@ -16,11 +16,11 @@ use crate::names::{self, help_list};
 const MAX_BUCKETS_AS_NODES: u32 = 1 << 20;
 
 /// Router flags: the algorithm's ([`AlgoArgs`]) and the nodes' ([`NodesArgs`]), or a proxy
-/// configuration, or a tokens file. Subcommands that take their nodes some other way
+/// configuration, or a tokens file, or a ring stored in etcd. Subcommands that take their nodes some other way
 /// (`migrate --from FILE --to FILE`) flatten [`AlgoArgs`] alone and require `--algo` (or their
 /// own replacement) with a group of their own.
 #[derive(Args, Debug, Clone)]
-#[command(group(clap::ArgGroup::new("router").args(["algo", "from_config", "tokens_file"]).required(true)))]
+#[command(group(clap::ArgGroup::new("router").args(["algo", "from_config", "tokens_file", "etcd"]).required(true)))]
 pub(crate) struct RouterArgs {
     #[command(flatten)]
     algo: AlgoArgs,
@@ -30,6 +30,8 @@ pub(crate) struct RouterArgs {
     proxy: crate::proxy_args::ConfigArgs,
     #[command(flatten)]
     tokens: crate::tokens_file::TokensFileArgs,
+    #[command(flatten)]
+    stored: crate::ring::StoredRingArgs,
 }
 
 /// The algorithm and its parameters: everything that becomes a [`RouterSpec`]. New algorithm
@@ -151,6 +153,11 @@ impl RouterArgs {
     /// Builds what the flags describe. With `--buckets`, a router over nodes named `0..N` when
     /// `buckets_as_nodes` (for subcommands that need a node list), else [`Target::Buckets`].
     pub(crate) fn target(&self, buckets_as_nodes: bool) -> Result<Target, Failure> {
+        if self.stored.is_set() {
+            return Err(Failure::msg(
+                "--etcd: this command does not read a stored ring (hashroute ring status prints its fingerprint)",
+            ));
+        }
         if let Some(config) = self.proxy.config()? {
             return Ok(Target::Router(Box::new(config.router()?)));
         }
@@ -203,6 +210,11 @@ impl RouterArgs {
             return Ok(Target::Router(Box::new(anchor.into())));
         }
         Ok(Target::Router(Box::new(spec.build(self.nodes.node_set()?)?)))
+    }
+
+    /// The stored ring's router with `--etcd`/`--prefix` (route and replicas check this first).
+    pub(crate) fn stored_ring(&self) -> Result<Option<hashroute_etcd::RingRouter>, Failure> {
+        self.stored.router()
     }
 
     /// A router (`--buckets` becomes nodes named `0..N`).

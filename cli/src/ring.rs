@@ -1,0 +1,398 @@
+//! `hashroute ring`: one ring for every client, stored in etcd (the `hashroute-etcd` crate),
+//! and `--etcd`/`--prefix` for `route` and `replicas` (the routes of the stored ring).
+//!
+//! Changes print `REVISION<TAB>FINGERPRINT` (the ring after the change; `-` while nothing is
+//! routed), the same line `ring watch` prints when a watcher serves that ring, so a script can
+//! wait until every watcher has a change. Every failure is one line and exit 1; an etcd that
+//! does not answer fails within 20 s (the timeouts below).
+
+use std::ffi::OsString;
+use std::io::{self, BufWriter, Write};
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use hashroute::{Node, NodeId, Router};
+use hashroute_etcd::{Client, Committed, Options, RingError, RingEvent, RingRouter, RingState, RingStore, WatchConfig};
+
+use crate::failure::Failure;
+use crate::keys::{for_each_key, InputFormat, Key};
+use crate::route::write_line;
+use crate::router_args::AlgoArgs;
+
+/// Total time the etcd calls of one command may wait on endpoints that do not answer: the
+/// per-endpoint request timeout is this divided among the endpoints (1 to 5 s each), so an
+/// unreachable etcd fails the command within 20 s even with several endpoints.
+const TOTAL_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Environment variable holding the password when `--user` gives only a name.
+const PASSWORD_ENV: &str = "HASHROUTE_ETCD_PASSWORD";
+
+/// A ring shared through etcd: create it, change its members, watch it
+#[derive(Args, Debug)]
+pub(crate) struct RingArgs {
+    #[command(subcommand)]
+    cmd: RingCmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum RingCmd {
+    /// Create an empty ring with the router flags; refuses when anything is stored at the prefix
+    Init(InitArgs),
+    /// Add a member (a token ring allocates its tokens in the same transaction)
+    Join(JoinArgs),
+    /// Remove a member (jump and its family remove only their last one: use down)
+    Leave(NameArgs),
+    /// Mark a member down: its keys go to the next live node of their preference list, no other
+    /// key moves (the delayed removal: leave later)
+    Down(NameArgs),
+    /// Make a member active again (down, staged join, or draining)
+    Up(NameArgs),
+    /// Stage a member's removal: still routed, absent from the staged view, until leave
+    Drain(NameArgs),
+    /// Change a member's weight
+    Reweigh(ReweighArgs),
+    /// The ring's fingerprint (as `hashroute fingerprint` prints it for the same nodes while no
+    /// member is down), then NAME<TAB>WEIGHT<TAB>LABELS<TAB>STATE per member in node order
+    Status(StatusArgs),
+    /// The routed token ring as a tokens file (NAME ZONE RACK TOKEN [WEIGHT])
+    Tokens(StatusArgs),
+    /// REVISION<TAB>FINGERPRINT for the ring now and for every new one, until killed; keeps going
+    /// across etcd restarts
+    Watch(StatusArgs),
+}
+
+/// Where the ring is: etcd endpoints, key prefix, credentials.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "etcd")]
+pub(crate) struct EtcdArgs {
+    /// etcd endpoints, comma-separated (http://, or https:// with --ca-file)
+    #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]")]
+    etcd: String,
+    /// The ring's key prefix (keys PREFIX/config and PREFIX/members/NAME)
+    #[arg(long, value_name = "PREFIX")]
+    prefix: String,
+    /// etcd user when auth is on: NAME:PASSWORD, or NAME with the password in $HASHROUTE_ETCD_PASSWORD
+    #[arg(long, value_name = "NAME:PASSWORD")]
+    user: Option<String>,
+    /// PEM CA certificate(s) to verify etcd's https endpoints (needs the `tls` feature)
+    #[arg(long, value_name = "FILE")]
+    ca_file: Option<PathBuf>,
+}
+
+/// `ring init`: the etcd flags and the router flags.
+#[derive(Args, Debug)]
+#[command(mut_arg("algo", |a| a.required(true)))]
+struct InitArgs {
+    #[command(flatten)]
+    etcd: EtcdArgs,
+    #[command(flatten)]
+    algo: AlgoArgs,
+}
+
+/// `ring join`.
+#[derive(Args, Debug)]
+struct JoinArgs {
+    #[command(flatten)]
+    etcd: EtcdArgs,
+    /// The member's name (its node name in routes)
+    #[arg(value_name = "NAME")]
+    name: String,
+    /// Its weight
+    #[arg(long, value_name = "W", default_value_t = 1.0)]
+    weight: f64,
+    /// Its zone (datacenter) label
+    #[arg(long, value_name = "Z")]
+    zone: Option<String>,
+    /// Its rack label
+    #[arg(long, value_name = "R")]
+    rack: Option<String>,
+    /// Stage the join: stored (tokens allocated) but not routed until `ring up NAME`
+    #[arg(long)]
+    stage: bool,
+}
+
+/// A command on one member.
+#[derive(Args, Debug)]
+struct NameArgs {
+    #[command(flatten)]
+    etcd: EtcdArgs,
+    /// The member's name
+    #[arg(value_name = "NAME")]
+    name: String,
+}
+
+/// `ring reweigh`.
+#[derive(Args, Debug)]
+struct ReweighArgs {
+    #[command(flatten)]
+    etcd: EtcdArgs,
+    /// The member's name
+    #[arg(value_name = "NAME")]
+    name: String,
+    /// The new weight
+    #[arg(value_name = "W")]
+    weight: f64,
+}
+
+/// A command on the whole ring.
+#[derive(Args, Debug)]
+struct StatusArgs {
+    #[command(flatten)]
+    etcd: EtcdArgs,
+}
+
+/// The router flags `--etcd` replaces: the stored ring decides the algorithm and the nodes.
+const REPLACED: [&str; 18] = [
+    "algo",
+    "vnodes",
+    "hash",
+    "seed",
+    "variant",
+    "table_size",
+    "probes",
+    "capacity",
+    "generator",
+    "min_ring_size",
+    "max_ring_size",
+    "tokens_per_node",
+    "nodes",
+    "nodes_file",
+    "buckets",
+    "partitions",
+    "from_config",
+    "tokens_file",
+];
+
+/// `--etcd`, `--prefix`, `--user`, `--ca-file` on the router-building commands: the stored ring
+/// instead of `--algo` and `--nodes*`.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Stored ring")]
+pub(crate) struct StoredRingArgs {
+    /// Route with the ring stored in etcd at these endpoints (with --prefix); replaces --algo and --nodes*
+    #[arg(long, value_name = "HOST:PORT[,HOST:PORT...]", requires = "prefix", conflicts_with_all = REPLACED)]
+    etcd: Option<String>,
+    /// The stored ring's key prefix
+    #[arg(long, value_name = "PREFIX", requires = "etcd")]
+    prefix: Option<String>,
+    /// etcd user when auth is on: NAME:PASSWORD, or NAME with the password in $HASHROUTE_ETCD_PASSWORD
+    #[arg(long, value_name = "NAME:PASSWORD", requires = "etcd")]
+    user: Option<String>,
+    /// PEM CA certificate(s) to verify etcd's https endpoints (needs the `tls` feature)
+    #[arg(long, value_name = "FILE", requires = "etcd")]
+    ca_file: Option<PathBuf>,
+}
+
+impl StoredRingArgs {
+    /// Whether `--etcd` was given.
+    pub(crate) fn is_set(&self) -> bool {
+        self.etcd.is_some()
+    }
+
+    /// The stored ring's router, when `--etcd` was given.
+    pub(crate) fn router(&self) -> Result<Option<RingRouter>, Failure> {
+        let (Some(etcd), Some(prefix)) = (&self.etcd, &self.prefix) else { return Ok(None) };
+        let args = EtcdArgs {
+            etcd: etcd.clone(),
+            prefix: prefix.clone(),
+            user: self.user.clone(),
+            ca_file: self.ca_file.clone(),
+        };
+        let state = args.store()?.read().map_err(ring_failure)?;
+        state.router().map(Some).map_err(|e| ring_failure(RingError::Decode(e)))
+    }
+}
+
+impl EtcdArgs {
+    /// A client (one call proves etcd answers and the credentials are right) and the store.
+    fn store(&self) -> Result<RingStore, Failure> {
+        let endpoints: Vec<&str> = self.etcd.split(',').map(str::trim).filter(|e| !e.is_empty()).collect();
+        let per_endpoint =
+            (TOTAL_TIMEOUT / endpoints.len().max(1) as u32).clamp(Duration::from_secs(1), Duration::from_secs(5));
+        let mut options =
+            Options::new().connect_timeout(per_endpoint.min(Duration::from_secs(2))).request_timeout(per_endpoint);
+        if let Some(user) = &self.user {
+            let (name, password) = match user.split_once(':') {
+                Some((name, password)) => (name.to_owned(), password.to_owned()),
+                None => (
+                    user.clone(),
+                    std::env::var(PASSWORD_ENV).map_err(|_| {
+                        Failure::msg(format!("--user {user}: give NAME:PASSWORD, or the password in ${PASSWORD_ENV}"))
+                    })?,
+                ),
+            };
+            options = options.credentials(name, password);
+        }
+        if let Some(ca) = &self.ca_file {
+            options = options.ca_file(ca);
+        }
+        let client = Client::connect(&endpoints, options).map_err(|e| Failure::msg(e.to_string()))?;
+        RingStore::new(client, &self.prefix).map_err(ring_failure)
+    }
+}
+
+fn ring_failure(e: RingError) -> Failure {
+    Failure::msg(e.to_string())
+}
+
+pub(crate) fn run(args: RingArgs) -> Result<(), Failure> {
+    match args.cmd {
+        RingCmd::Init(a) => init(a),
+        RingCmd::Join(a) => join(a),
+        RingCmd::Leave(a) => print_committed(a.etcd.store()?.leave(&a.name)),
+        RingCmd::Down(a) => print_committed(a.etcd.store()?.mark_down(&a.name)),
+        RingCmd::Up(a) => print_committed(a.etcd.store()?.mark_up(&a.name)),
+        RingCmd::Drain(a) => print_committed(a.etcd.store()?.drain(&a.name)),
+        RingCmd::Reweigh(a) => print_committed(a.etcd.store()?.reweigh(&a.name, a.weight)),
+        RingCmd::Status(a) => status(&a.etcd.store()?.read().map_err(ring_failure)?),
+        RingCmd::Tokens(a) => tokens(&a.etcd.store()?.read().map_err(ring_failure)?),
+        RingCmd::Watch(a) => watch(a.etcd.store()?),
+    }
+}
+
+fn init(args: InitArgs) -> Result<(), Failure> {
+    print_committed(args.etcd.store()?.init(args.algo.spec()?))
+}
+
+fn join(args: JoinArgs) -> Result<(), Failure> {
+    let mut node = Node::new(args.name.clone()).with_weight(args.weight);
+    for (key, value) in [("zone", &args.zone), ("rack", &args.rack)] {
+        if let Some(v) = value {
+            node = node.with_label(key, v.clone());
+        }
+    }
+    let store = args.etcd.store()?;
+    print_committed(if args.stage { store.join_staged(&node) } else { store.join(&node) })
+}
+
+/// `REVISION<TAB>FINGERPRINT` of the ring after a change.
+fn print_committed(done: Result<Committed, RingError>) -> Result<(), Failure> {
+    let done = done.map_err(ring_failure)?;
+    let mut out = io::stdout().lock();
+    writeln!(out, "{}\t{}", done.revision, fingerprint_of(&done.state))?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The routed ring's fingerprint, `-` when no member is routed.
+fn fingerprint_of(state: &RingState) -> String {
+    state.router().map(|r| r.fingerprint().to_string()).unwrap_or_else(|_| "-".into())
+}
+
+/// The fingerprint, then `NAME<TAB>WEIGHT<TAB>LABELS<TAB>STATE` per member in node order
+/// (labels `k=v,k=v` or `-`).
+fn status(state: &RingState) -> Result<(), Failure> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    writeln!(out, "{}", fingerprint_of(state))?;
+    for m in state.members() {
+        let labels: Vec<String> = m.labels().iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let labels = if labels.is_empty() { "-".to_owned() } else { labels.join(",") };
+        writeln!(out, "{}\t{}\t{labels}\t{}", m.name(), m.weight(), m.state())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The routed token ring as a tokens file (`NAME ZONE RACK TOKEN [WEIGHT]`). The format needs a
+/// zone and a rack on every line: members without them are written with Cassandra's
+/// SimpleSnitch names, `datacenter1` and `rack1` (labels do not change routes or fingerprints).
+fn tokens(state: &RingState) -> Result<(), Failure> {
+    let router = state.router().map_err(|e| ring_failure(RingError::Decode(e)))?;
+    let hashroute::AnyRouter::TokenRing(ring) = router.configured() else {
+        return Err(Failure::msg(format!("the ring is {}, not token-ring: it has no tokens", router.algorithm())));
+    };
+    let mut defaulted = false;
+    let nodes = ring.nodes().iter().map(|(_, n)| {
+        let mut n = n.clone();
+        for (key, default) in [("zone", "datacenter1"), ("rack", "rack1")] {
+            if n.label(key).is_none() {
+                n = n.with_label(key, default);
+                defaulted = true;
+            }
+        }
+        n
+    });
+    let text = hashroute::TokenRing::from_nodes(nodes.collect::<Vec<Node>>())?.to_tokens_file()?;
+    if defaulted {
+        note("members without a zone or rack label are written in datacenter1 / rack1");
+    }
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Prints the ring served now and every new one until killed (or stdout closes); etcd outages
+/// and refused revisions are notes on stderr while the last ring keeps being served.
+fn watch(store: RingStore) -> Result<(), Failure> {
+    let closed = Arc::new(AtomicBool::new(false));
+    let flag = closed.clone();
+    let config = WatchConfig::default().on_event(move |event: &RingEvent| {
+        let line = match event {
+            RingEvent::Serving { revision, fingerprint } => format!("{revision}\t{fingerprint}"),
+            RingEvent::Unroutable { revision } => format!("{revision}\t-"),
+            RingEvent::Refused { revision, error } => return note(&format!("revision {revision} refused: {error}")),
+            RingEvent::Disconnected(e) => return note(&format!("{e}; still serving the last ring")),
+            _ => return,
+        };
+        let mut out = io::stdout().lock();
+        if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+            flag.store(true, Ordering::Release);
+        }
+    });
+    let watcher = store.watch(config).map_err(ring_failure)?;
+    // The watch thread does the work; this one only notices a closed stdout. Bounded per turn.
+    while !closed.load(Ordering::Acquire) {
+        let _ = watcher.wait_for_revision(i64::MAX, Duration::from_millis(500));
+    }
+    Err(Failure::BrokenPipe)
+}
+
+fn note(text: &str) {
+    let _ = writeln!(io::stderr().lock(), "hashroute: note: {}", crate::one_line(text));
+}
+
+/// `route --etcd`: `KEY<TAB>NODE` per key with the stored ring.
+pub(crate) fn route(router: &RingRouter, keys: &[OsString], input: InputFormat) -> Result<(), Failure> {
+    if input == InputFormat::U64 {
+        router.route_hash(0).map_err(|e| {
+            Failure::msg(format!("--input {}: {e} (its key hash is not 64 bits, or a member is down)", input.name()))
+        })?;
+    }
+    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    for_each_key(keys, input, |raw, key| {
+        let id = match key {
+            Key::Bytes(bytes) => router.route(bytes),
+            Key::Hash(hash) => router.route_hash(hash)?,
+        };
+        write_line(&mut out, raw, router.node_name(id).as_bytes())
+    })?;
+    out.flush()?;
+    Ok(())
+}
+
+/// `replicas --etcd`: the first `n` nodes of each key's preference list (down members last).
+pub(crate) fn replicas(router: &RingRouter, n: usize, keys: &[OsString], input: InputFormat) -> Result<(), Failure> {
+    router.replicas(b"", n)?;
+    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut ids: Vec<NodeId> = Vec::with_capacity(n);
+    for_each_key(keys, input, |raw, key| {
+        let Key::Bytes(bytes) = key else { return Err(Failure::msg("replicas takes key bytes, not --input u64")) };
+        ids.clear();
+        router.preference(bytes, &mut |id| {
+            ids.push(id);
+            if ids.len() == n {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })?;
+        let names: Vec<&str> = ids.iter().map(|&id| router.node_name(id)).collect();
+        write_line(&mut out, raw, names.join(",").as_bytes())
+    })?;
+    out.flush()?;
+    Ok(())
+}
