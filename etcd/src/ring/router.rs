@@ -27,7 +27,7 @@ enum Routes {
 /// list, no other key moves). While no member is down, its routes, [`Router::arcs`] and
 /// [`Router::canonical_bytes`] are the configured router's, so its fingerprint equals
 /// `hashroute fingerprint` of the same nodes; a member marked down changes the routes and the
-/// fingerprint (the probe encoding of [`hashroute::fingerprint`]).
+/// fingerprint (the probe encoding of [`hashroute::fingerprint()`]).
 ///
 /// Cost of a route: the configured router's, plus one predictable branch while no member is
 /// down; with members down, a preference walk for the keys whose primary is down.
