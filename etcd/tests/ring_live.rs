@@ -454,53 +454,72 @@ fn measure_propagation_and_read_cost() {
 }
 
 /// ns per `SharedRouter::route` on one reader thread: no swaps, swaps driven by etcd changes
-/// through the watcher, and a local thread swapping as fast as it can.
+/// through the watcher (a writer reweighing in a loop: etcd, the watcher's rebuilds and the
+/// reader share the cores), and a local thread swapping prebuilt rings as fast as it can (the
+/// swap's own cost to readers). Three interleaved repetitions, medians printed.
 fn read_cost(s: &RingStore, w: &RingWatcher) {
     let shared = w.router().unwrap();
     let keys: Vec<Vec<u8>> = (0..4096).map(|k| format!("user:{k}").into_bytes()).collect();
+    const ROUNDS: usize = 1000;
     let measure = |shared: &hashroute::SharedRouter<RingRouter>| {
         let t = Instant::now();
         let mut sink = 0usize;
-        for round in 0..200 {
+        for round in 0..ROUNDS {
             for k in &keys {
                 sink = sink.wrapping_add(shared.route(k).index() + round);
             }
         }
         std::hint::black_box(sink);
-        t.elapsed().as_nanos() as f64 / (200.0 * keys.len() as f64)
+        t.elapsed().as_nanos() as f64 / (ROUNDS * keys.len()) as f64
     };
-    let quiet = measure(&shared);
-    let stop = AtomicBool::new(false);
-    let (etcd_swaps, etcd_ns) = std::thread::scope(|scope| {
-        let writer = scope.spawn(|| {
-            let mut n = 0u32;
-            while !stop.load(Ordering::Relaxed) {
-                s.reweigh("cache-11", if n.is_multiple_of(2) { 3.0 } else { 1.0 }).unwrap();
-                n += 1;
-            }
-            n
-        });
-        let ns = measure(&shared);
-        stop.store(true, Ordering::Relaxed);
-        (writer.join().unwrap(), ns)
-    });
-    let stop = AtomicBool::new(false);
     let (a, b): (RingRouter, RingRouter) = (shared.load().clone(), s.read().unwrap().router().unwrap());
-    let (local_swaps, local_ns) = std::thread::scope(|scope| {
-        let swapper = scope.spawn(|| {
-            let mut n = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                shared.store(if n.is_multiple_of(2) { a.clone() } else { b.clone() });
-                n += 1;
-            }
-            n
+    let (mut quiet, mut etcd, mut local) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut etcd_swaps, mut local_swaps) = (0u64, 0u64);
+    for _ in 0..3 {
+        quiet.push(measure(&shared));
+        let stop = AtomicBool::new(false);
+        let (n, ns) = std::thread::scope(|scope| {
+            let writer = scope.spawn(|| {
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    s.reweigh("cache-11", if n.is_multiple_of(2) { 3.0 } else { 1.0 }).unwrap();
+                    n += 1;
+                }
+                n
+            });
+            let ns = measure(&shared);
+            stop.store(true, Ordering::Relaxed);
+            (writer.join().unwrap(), ns)
         });
-        let ns = measure(&shared);
-        stop.store(true, Ordering::Relaxed);
-        (swapper.join().unwrap(), ns)
-    });
+        etcd.push(ns);
+        etcd_swaps += n;
+        let stop = AtomicBool::new(false);
+        let (n, ns) = std::thread::scope(|scope| {
+            let swapper = scope.spawn(|| {
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    shared.store(if n.is_multiple_of(2) { a.clone() } else { b.clone() });
+                    n += 1;
+                }
+                n
+            });
+            let ns = measure(&shared);
+            stop.store(true, Ordering::Relaxed);
+            (swapper.join().unwrap(), ns)
+        });
+        local.push(ns);
+        local_swaps += n;
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
     println!(
-        "ring-read-cost keys=4096 rounds=200 no_swaps_ns={quiet:.1} etcd_swaps_ns={etcd_ns:.1} etcd_swaps={etcd_swaps} \
-         local_storm_ns={local_ns:.1} local_swaps={local_swaps}"
+        "ring-read-cost keys=4096 routes_per_run={} runs=3 no_swaps_ns={:.1} etcd_swaps_ns={:.1} etcd_swaps={etcd_swaps} \
+         local_storm_ns={:.1} local_swaps={local_swaps}",
+        ROUNDS * keys.len(),
+        median(&mut quiet),
+        median(&mut etcd),
+        median(&mut local)
     );
 }
