@@ -22,6 +22,9 @@ use hashroute_etcd::{Client, Committed, Options, RingError, RingEvent, RingStore
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
+/// One change the parent makes.
+type Change = Box<dyn Fn(&RingStore) -> std::result::Result<Committed, RingError>>;
+
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
@@ -73,7 +76,7 @@ fn parent(etcd: &str, clients: usize) -> Result<()> {
             Ok((child, lines))
         })
         .collect::<Result<_>>()?;
-    let changes: Vec<(&str, Box<dyn Fn(&RingStore) -> std::result::Result<Committed, RingError>>)> = vec![
+    let changes: Vec<(&str, Change)> = vec![
         ("join cache-d", Box::new(|s| s.join(&Node::new("cache-d")))),
         ("reweigh cache-a 2", Box::new(|s| s.reweigh("cache-a", 2.0))),
         ("down cache-b", Box::new(|s| s.mark_down("cache-b"))),
