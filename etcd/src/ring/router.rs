@@ -140,7 +140,7 @@ impl Router for RingRouter {
             Routes::Plain(r) => r.memory_bytes(),
             Routes::Degraded(f) => f.memory_bytes(),
         };
-        routes + std::mem::size_of::<RingState>()
+        routes + std::mem::size_of::<RingState>() + self.state.heap_bytes()
     }
 
     fn arcs(&self) -> Option<Arcs<'_>> {

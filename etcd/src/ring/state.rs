@@ -518,6 +518,18 @@ impl RingState {
         self.revision
     }
 
+    /// Heap bytes of the members (names, labels, tokens), approximately: what a
+    /// [`RingRouter`] holds on top of its routes.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.members
+            .iter()
+            .map(|m| {
+                let labels: usize = m.labels.iter().map(|(k, v)| k.len() + v.len() + 48).sum();
+                std::mem::size_of::<Member>() + m.name.len() + m.tokens.len() * 8 + labels
+            })
+            .sum()
+    }
+
     /// Whether any member is routed now (active, down or draining).
     pub fn has_routed_members(&self) -> bool {
         self.members.iter().any(|m| m.state.is_routed())

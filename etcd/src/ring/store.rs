@@ -234,7 +234,7 @@ pub(crate) fn decode_range<'a>(
     if let Some(late) = kvs.into_iter().find(|kv| kv.mod_revision > config_revision) {
         return Err(DecodeError::Inconsistent(format!(
             "key {:?} changed at revision {}, after the ring's config (revision {config_revision}): it was \
-             written outside a ring transaction",
+             written outside a ring transaction (restore it, or put the config key again to accept it)",
             quote_key(&late.key),
             late.mod_revision
         )));
