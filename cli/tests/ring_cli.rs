@@ -148,6 +148,18 @@ fn token_ring_stored_with_its_tokens() {
     let parsed = TokenRing::parse(&tokens).unwrap();
     assert_eq!(parsed.token_count(), 24, "V tokens per member");
     assert_eq!(hashroute::fingerprint(&parsed).to_string(), fp, "the tokens file is the ring");
+    // The same 32 hex digits `hashroute fingerprint --tokens-file` prints, and the same replicas.
+    let dir = support::make_temp_dir("ringtokens").unwrap();
+    let file = dir.join("tokens.txt");
+    std::fs::write(&file, &tokens).unwrap();
+    let file = file.to_str().unwrap();
+    assert_eq!(ok(&["fingerprint", "--tokens-file", file]).trim(), fp);
+    let nts = ["--replication", "nts:dc1=2,dc2=1", "user:1", "user:2"];
+    assert_eq!(
+        ok(&[&["replicas"][..], &at, &nts].concat()),
+        ok(&[&["replicas", "--tokens-file", file][..], &nts].concat())
+    );
+    let _ = std::fs::remove_dir_all(dir);
     let keys = ["a", "b", "c", "user:42"];
     let routed = ok(&[&["route"][..], &at, &keys].concat());
     for line in routed.lines() {
@@ -156,6 +168,8 @@ fn token_ring_stored_with_its_tokens() {
     }
     let err = fails(&ring("init", &["--algo", "ring", "--tokens-per-node", "8"], &["--etcd", &ep, "--prefix", "/x"]));
     assert!(err.contains("token"), "{err}");
+    let err = fails(&ring("init", &["--algo", "token-ring"], &["--etcd", &ep, "--prefix", "/y"]));
+    assert!(err.contains("--tokens-per-node"), "{err}");
 }
 
 /// Lines of a child's stdout, as they come.
