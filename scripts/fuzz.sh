@@ -87,6 +87,14 @@ if [ -f "$vectors/jump_consistent_hash.csv" ]; then
         { printf '\002'; printf '%s' "$v"; } | seed cli_keys "u64-$v"
     done
 fi
+# tokens: bytes 0-2 pick a change, its node and the tokens per node; the rest is a tokens file.
+for f in tests/golden/token-ring-file.txt; do
+    [ -f "$f" ] || continue
+    for h in '\000\001\017' '\001\002\017' '\002\003\007'; do
+        { printf "$h"; cat "$f"; } | seed tokens "$(basename "$f")-$(printf '%s' "$h" | tr -d '\\')"
+    done
+done
+printf '\000\001\017a dc1 r1 -100\nb dc1 r2 0 2\nc dc2 r1 100\n' | seed tokens small
 for t in "${targets[@]}"; do mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"; done
 
 status=0

@@ -575,6 +575,16 @@ impl RingState {
         RingRouter::new(router, &down, self.clone())
     }
 
+    /// The keys and values this state is stored as under `prefix`: the config key and one key
+    /// per member, what [`RingState::decode`] reads back (a store writes them in one
+    /// transaction; tests and fuzzers use them to start from a valid state). O(total bytes).
+    ///
+    /// # Errors
+    /// [`RingError`] for a prefix that cannot hold a ring (empty), as [`RingStore::new`](crate::RingStore::new).
+    pub fn records(&self, prefix: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, RingError> {
+        self.encode(&Keys::new(prefix)?)
+    }
+
     /// The records of this state: the config key and one key per member, values as stored.
     ///
     /// # Errors
