@@ -581,7 +581,7 @@ impl RingState {
     ///
     /// # Errors
     /// [`RingError`] for a prefix that cannot hold a ring (empty), as [`RingStore::new`](crate::RingStore::new).
-    pub fn records(&self, prefix: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, RingError> {
+    pub fn records(&self, prefix: &str) -> Result<Records, RingError> {
         self.encode(&Keys::new(prefix)?)
     }
 
@@ -616,7 +616,8 @@ impl RingState {
 }
 
 /// Keys and values, as stored.
-pub(crate) type Records = Vec<(Vec<u8>, Vec<u8>)>;
+/// Keys and values as stored: what [`RingState::records`] returns and [`RingState::decode`] reads.
+pub type Records = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// JSON of a record.
 fn to_json<T: Serialize>(record: &T) -> Result<Vec<u8>, RingError> {
