@@ -20,6 +20,7 @@ pub mod closed_form;
 #[doc(hidden)]
 pub mod partition;
 mod recommend;
+pub mod resize;
 #[doc(hidden)]
 pub mod rng;
 #[doc(hidden)]
@@ -31,6 +32,7 @@ pub use cache::{CacheSim, CacheTimeline};
 pub use closed_form::{ring_tail, ring_vnodes_for};
 pub use partition::Movement;
 pub use recommend::{recommend, GrowSpread, Recommendation, Request, Requirement, TargetAnswer, Verdict};
+pub use resize::{resize_section, simulate_resize, ResizeReport, ResizeStep, ResizeStrategy, StrategyRun, Workload};
 pub use stats::Balance;
 
 use hashroute::Result;

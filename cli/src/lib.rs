@@ -40,6 +40,7 @@ mod proxy_migrate;
 mod proxy_recommend;
 mod recommend;
 mod replicas;
+mod resize;
 mod route;
 mod router_args;
 mod slot;
@@ -76,6 +77,7 @@ enum Cmd {
     Migrate(migrate::MigrateArgs),
     Fingerprint(fingerprint::FingerprintArgs),
     Recommend(recommend::RecommendArgs),
+    Resize(resize::ResizeArgs),
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
@@ -86,6 +88,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Cmd::Migrate(args) => migrate::run(args),
         Cmd::Fingerprint(args) => fingerprint::run(args),
         Cmd::Recommend(args) => recommend::run(args),
+        Cmd::Resize(args) => resize::run(args),
     }
 }
 
