@@ -7,7 +7,7 @@
 //! next. [`simulate_resize`] measures that for a router configuration, two node lists and a
 //! [`Workload`]: for each [`ResizeStrategy`], every step's keys moved (against the ideal), its
 //! hit rate, its lowest hit rate over a window of [`Workload::window`] requests, and how
-//! many requests it spent below the steady hit rate before recovering.
+//! many requests it took to recover.
 //!
 //! The model, and what it leaves out:
 //! - Requests are independent draws from a Zipf distribution over `keys` key ids (no temporal
@@ -286,8 +286,8 @@ impl StrategyRun {
         self.steps.iter().map(|s| s.lowest).fold(1.0, f64::min)
     }
 
-    /// Requests spent below the recovery line, over every step; `None` if a step never
-    /// recovered.
+    /// The steps' recoveries added up: requests spent recovering over the whole resize; `None`
+    /// if a step never recovered.
     pub fn recovery(&self) -> Option<usize> {
         self.steps.iter().map(|s| s.recovery).sum()
     }
@@ -308,13 +308,13 @@ impl StrategyRun {
     }
 }
 
-/// The outcome of [`simulate_resize`]: the setting, the steady states and every strategy's run.
+/// The outcome of [`simulate_resize`]: the setting, the steady state and every strategy's run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResizeReport {
     /// The router configuration, as `RouterSpec`'s algorithm name and options (`ring, 160
     /// vnodes`).
     pub router: String,
-    /// Nodes before and after.
+    /// Nodes before.
     pub nodes_before: usize,
     /// Nodes after.
     pub nodes_after: usize,
@@ -327,7 +327,7 @@ pub struct ResizeReport {
     pub steady_before: f64,
     /// One run per strategy asked for, in the order asked.
     pub runs: Vec<StrategyRun>,
-    /// Requests simulated in all, steady states included.
+    /// Requests simulated in all, the warm-up and the steady measure included.
     pub requests: u64,
 }
 

@@ -128,8 +128,8 @@ impl fmt::Display for ResizeReport {
 /// (lowest hit rate, recovery, steps, requests) and each strategy's steps.
 pub fn resize_section(report: &ResizeReport) -> String {
     let mut r = format!("## Resizing a cache cluster: {} -> {} nodes\n\n", report.nodes_before, report.nodes_after);
-    let _ = writeln!(r, "{}", report.preamble().replace('\n', "\n\n"));
-    r += "| strategy | what it does | lowest hit rate | requests below steady | steps | requests |\n";
+    let _ = writeln!(r, "{}", report.preamble().trim_end().replace('\n', "\n\n"));
+    r += "| strategy | what it does | lowest hit rate | requests to recover (all steps) | steps | requests |\n";
     r += "|---|---|---:|---:|---:|---:|\n";
     for run in &report.runs {
         let below = run.recovery().map_or_else(|| "does not recover".to_owned(), |n| n.to_string());
