@@ -6,6 +6,7 @@
 //! right after, and how many requests it takes to recover.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::rng::SplitMix64;
 use hashroute::NodeSet;
@@ -17,7 +18,7 @@ use hashroute::Router;
 #[derive(Clone, Debug)]
 pub struct Lru {
     capacity: usize,
-    map: HashMap<u32, usize>,
+    map: HashMap<u32, usize, BuildHasherDefault<KeyIdHasher>>,
     keys: Vec<u32>,
     prev: Vec<usize>,
     next: Vec<usize>,
@@ -27,12 +28,37 @@ pub struct Lru {
 
 const NIL: usize = usize::MAX;
 
+/// The LRU's map hasher: one multiply by the 64-bit golden ratio (Fibonacci hashing) for `u32`
+/// key ids. Hand-written because the map is the simulator's hot path and SipHash's
+/// flooding resistance buys nothing for key ids the simulator draws itself; being fixed, it
+/// also keeps the map's layout the same on every run (lookups never depended on it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KeyIdHasher(u64);
+
+impl Hasher for KeyIdHasher {
+    #[inline]
+    fn write_u32(&mut self, k: u32) {
+        self.0 = (self.0 ^ u64::from(k)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u32(u32::from(b));
+        }
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 impl Lru {
     /// An empty cache holding at most `capacity` keys (0 caches nothing).
     pub fn new(capacity: usize) -> Lru {
         Lru {
             capacity,
-            map: HashMap::with_capacity(capacity),
+            map: HashMap::with_capacity_and_hasher(capacity, BuildHasherDefault::default()),
             keys: Vec::with_capacity(capacity),
             prev: Vec::with_capacity(capacity),
             next: Vec::with_capacity(capacity),
@@ -111,11 +137,20 @@ impl Lru {
     }
 }
 
-/// Zipf-distributed key ids in `0..universe` with exponent `s` (P(k) ∝ 1/(k+1)^s), sampled by
-/// binary search over the cumulative weights: O(universe) setup, O(log universe) per draw.
+/// Zipf-distributed key ids in `0..universe` with exponent `s` (P(k) ∝ 1/(k+1)^s): key 0 is
+/// the most popular. Sampled by inversion over the cumulative weights, the search narrowed by a
+/// guide table (Chen and Asau's cutpoints) indexed by the draw's top bits: O(universe) setup,
+/// usually a handful of comparisons per draw (O(log universe) at worst), and exactly the key a
+/// plain binary search over the whole table would give.
+///
+/// The weights use `powf`, so the table may differ in its last bits between C libraries; a
+/// draw changes only if it lands within those bits of a boundary.
 #[derive(Clone, Debug)]
 pub struct Zipf {
     cdf: Vec<f64>,
+    /// `guide[j]`: the first index whose cumulative weight exceeds `j / 2^bits`.
+    guide: Vec<u32>,
+    bits: u32,
 }
 
 impl Zipf {
@@ -130,13 +165,46 @@ impl Zipf {
             .collect();
         let total = acc;
         cdf.iter_mut().for_each(|c| *c /= total);
-        Zipf { cdf }
+        // One guide entry per key or so, at most 2^20 (4 MiB).
+        let bits = (usize::BITS - (cdf.len() - 1).leading_zeros()).clamp(4, 20);
+        let cells = 1usize << bits;
+        let mut guide = Vec::with_capacity(cells + 1);
+        let mut i = 0;
+        for j in 0..=cells {
+            // Exact: a power-of-two denominator.
+            let bound = j as f64 / cells as f64;
+            while i < cdf.len() && cdf[i] <= bound {
+                i += 1;
+            }
+            guide.push(i as u32);
+        }
+        Zipf { cdf, guide, bits }
     }
 
-    /// One key id.
+    /// Number of distinct keys.
+    pub fn universe(&self) -> usize {
+        self.cdf.len()
+    }
+
+    /// The probability of key `k` (0 outside the universe).
+    pub fn probability(&self, k: usize) -> f64 {
+        match k {
+            0 => self.cdf[0],
+            k if k < self.cdf.len() => self.cdf[k] - self.cdf[k - 1],
+            _ => 0.0,
+        }
+    }
+
+    /// One key id. Consumes one `u64` of `rng`, as [`SplitMix64::next_f64`] does.
+    #[inline]
     pub fn sample(&self, rng: &mut SplitMix64) -> u32 {
-        let u = rng.next_f64();
-        self.cdf.partition_point(|&c| c <= u).min(self.cdf.len() - 1) as u32
+        // The 53 bits of `next_f64`, kept as an integer to pick the guide cell exactly.
+        let x = rng.next_u64() >> 11;
+        let u = x as f64 * (1.0 / (1u64 << 53) as f64);
+        let j = (x >> (53 - self.bits)) as usize;
+        // Every weight before `lo` is <= j / 2^bits <= u, every one from `hi` on is > u.
+        let (lo, hi) = (self.guide[j] as usize, self.guide[j + 1] as usize);
+        (lo + self.cdf[lo..hi].partition_point(|&c| c <= u)).min(self.cdf.len() - 1) as u32
     }
 }
 
@@ -290,6 +358,22 @@ mod tests {
         // P(0) = 1 / H(1000, 0.99) ≈ 0.13.
         assert!((0.11..0.16).contains(&zeros), "{zeros}");
         assert!(draws.iter().all(|&k| k < 1000));
+    }
+
+    #[test]
+    fn guided_draws_equal_the_plain_binary_search() {
+        for (universe, s) in [(1, 0.99), (2, 0.0), (17, 1.5), (1000, 0.99), (70_000, 1.2)] {
+            let z = Zipf::new(universe, s);
+            assert_eq!(z.universe(), universe);
+            let total: f64 = (0..universe).map(|k| z.probability(k)).sum();
+            assert!((total - 1.0).abs() < 1e-9, "{universe} {s}: {total}");
+            let (mut a, mut b) = (SplitMix64::new(9), SplitMix64::new(9));
+            for _ in 0..20_000 {
+                let u = b.next_f64();
+                let plain = z.cdf.partition_point(|&c| c <= u).min(universe - 1) as u32;
+                assert_eq!(z.sample(&mut a), plain, "{universe} {s} {u}");
+            }
+        }
     }
 
     #[test]

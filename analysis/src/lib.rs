@@ -24,6 +24,7 @@ pub mod partition;
 mod present;
 mod recommend;
 mod request;
+pub mod resize;
 #[doc(hidden)]
 pub mod rng;
 #[doc(hidden)]
@@ -36,6 +37,7 @@ pub use closed_form::{ring_tail, ring_vnodes_for};
 pub use partition::Movement;
 pub use recommend::{recommend, GrowSpread, Recommendation, TargetAnswer, Verdict};
 pub use request::{compatible_names, Prefer, Request, Requirement, DEFAULT_MAX_MEMORY};
+pub use resize::{resize_section, simulate_resize, ResizeReport, ResizeStep, ResizeStrategy, StrategyRun, Workload};
 pub use stats::Balance;
 
 use hashroute::Result;

@@ -42,6 +42,7 @@ mod proxy_migrate;
 mod proxy_recommend;
 mod recommend;
 mod replicas;
+mod resize;
 mod ring;
 mod route;
 mod router_args;
@@ -86,6 +87,7 @@ enum Cmd {
     Migrate(migrate::MigrateArgs),
     Fingerprint(fingerprint::FingerprintArgs),
     Recommend(recommend::RecommendArgs),
+    Resize(resize::ResizeArgs),
     Ring(ring::RingArgs),
 }
 
@@ -99,6 +101,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Cmd::Migrate(args) => migrate::run(args),
         Cmd::Fingerprint(args) => fingerprint::run(args),
         Cmd::Recommend(args) => recommend::run(args),
+        Cmd::Resize(args) => resize::run(args),
         Cmd::Ring(args) => ring::run(args),
     }
 }
