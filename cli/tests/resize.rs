@@ -36,7 +36,13 @@ fn nodes_file(name: &str, nodes: &[&str]) -> String {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("resize-tests");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
-    std::fs::write(&path, format!("# {name}\n{}\n", nodes.join("\n"))).unwrap();
+    // Tests run in parallel and share these names: write a private file, then rename it into
+    // place (atomic), so no test ever reads a half-written file.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let unique = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let private = dir.join(format!("{name}.{}.{unique}.tmp", std::process::id()));
+    std::fs::write(&private, format!("# {name}\n{}\n", nodes.join("\n"))).unwrap();
+    std::fs::rename(&private, &path).unwrap();
     path.to_str().unwrap().to_owned()
 }
 
