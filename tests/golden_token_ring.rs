@@ -7,6 +7,9 @@
 //! - `token-ring-fingerprints.csv`: fingerprints of the rings (concrete, `dyn`, through
 //!   `RouterSpec`, after a membership change).
 //! - `token-ring-config.txt` (feature `serde`): a `ClusterConfig` of the ring as JSON and TOML.
+//! - `token-ring-allocated.txt`: the tokens the allocator chooses, step by step through additions
+//!   (equal and weighted), a removal and weight changes, and the tokens file of a ring built with
+//!   `tokens_per_node` and no tokens: allocated tokens are part of the stability contract too.
 //!
 //! Same rules as `tests/golden.rs`: written once by `scripts/gen_golden.sh`
 //! (`HASHROUTE_WRITE_GOLDEN=1`), never edited by hand; a missing file is a failure.
@@ -18,6 +21,7 @@ mod frozen;
 use frozen::*;
 
 use hashroute::cassandra::murmur3_token;
+use hashroute::token_ring::TokenAllocator;
 use hashroute::{fingerprint, Node, NodeId, Replication, Router, TokenRing};
 
 /// Ten nodes over two datacenters and three racks, 16 tokens each from a fixed SplitMix64
@@ -158,4 +162,43 @@ fn token_ring_config_texts_are_frozen() {
     assert!(!plain.to_json().unwrap().contains("tokens") && !plain.to_toml().unwrap().contains("tokens"));
     let err = ClusterConfig::from_node_set(RouterSpec::new(Algorithm::TokenRing), &cluster(3)).build().err();
     assert!(err.expect("no tokens").to_string().contains("needs every node's tokens"));
+}
+
+/// The allocator's choices, frozen: a later version that allocates differently would give an
+/// operator who reruns `hashroute tokens add` other tokens than the ones already deployed.
+#[test]
+fn allocated_tokens_are_frozen() {
+    let mut alloc = TokenAllocator::new();
+    let mut out = String::new();
+    let mut step = |alloc: &TokenAllocator, what: &str| {
+        writeln!(out, "# {what}: {} tokens, balance {:.6}", alloc.token_count(), alloc.balance()).unwrap();
+        for (token, owner) in alloc.tokens() {
+            writeln!(out, "{owner} {token}").unwrap();
+        }
+    };
+    for i in 0..6 {
+        let rack = format!("rack{}", i % 3 + 1);
+        alloc.add_node(&format!("node-{i}"), 1.0, "dc1", &rack, 16).unwrap();
+        step(&alloc, &format!("add node-{i}"));
+    }
+    alloc.add_node("heavy", 3.0, "dc1", "rack1", 16).unwrap();
+    step(&alloc, "add heavy (weight 3)");
+    alloc.remove_node("node-2").unwrap();
+    step(&alloc, "remove node-2");
+    alloc.set_weight("node-4", 2.0).unwrap();
+    step(&alloc, "node-4 to weight 2");
+    alloc.set_weight("heavy", 0.5).unwrap();
+    step(&alloc, "heavy to weight 0.5");
+    let mut builder = TokenRing::builder().tokens_per_node(8);
+    for i in 0..4 {
+        builder = builder.node(Node::new(format!("cass-{i}")).with_label("zone", "dc1").with_label("rack", "r1"));
+    }
+    let built = builder.build().unwrap();
+    writeln!(out, "# TokenRing::builder().tokens_per_node(8), four nodes without tokens").unwrap();
+    out.push_str(&built.to_tokens_file().unwrap());
+    let frozen = check_or_write("token-ring-allocated.txt", &out);
+    // What could go wrong without a diff: every step lists its tokens, and the removed node is gone.
+    assert_eq!(frozen.lines().filter(|l| l.starts_with("# ") && !l.starts_with("# NAME")).count(), 11);
+    let after_removal = frozen.split("# remove node-2").nth(1).unwrap();
+    assert!(!after_removal.lines().any(|l| l.starts_with("node-2 ")));
 }

@@ -189,6 +189,23 @@ fn workload_specs_and_strategy_names_parse() {
     assert!(e.contains("all-at-once, one-at-a-time, warm-first, fallback"), "{e}");
 }
 
+/// A proptest draw that once failed: one node replaced by another moves what the new node owns
+/// (0.42 of the keys on this ring), less than the fair half, and that is correct.
+#[test]
+fn replacing_the_only_node_moves_what_the_new_one_owns() {
+    let (from, to) = (NodeSet::parse("n3 1\n").unwrap(), NodeSet::parse("n0 1\n").unwrap());
+    let w = Workload { keys: 3000, requests_per_step: 3000, window: 300, ..Workload::default() };
+    let r = simulate_resize(&ring(), &from, &to, &w, &ResizeStrategy::ALL).unwrap();
+    let steps = r.run(ResizeStrategy::OneAtATime).unwrap().steps.clone();
+    assert_eq!(steps.len(), 2);
+    let added = steps[0].movement.unwrap();
+    assert_eq!(added.ideal, 0.5);
+    assert!(added.moved > 0.25 && added.moved < 0.75, "{added:?}");
+    // Removing n3 then moves everything it still owned: all that n0 did not take.
+    let removed = steps[1].movement.unwrap();
+    assert!((added.moved + removed.moved - 1.0).abs() < 1e-9, "{added:?} {removed:?}");
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;
@@ -242,7 +259,11 @@ mod properties {
                     prop_assert!(0.0 <= s.lowest && s.lowest <= s.hit_rate && s.hit_rate <= 1.0, "{:?}", s);
                     prop_assert!(s.requests >= w.requests_per_step);
                     if let Some(m) = s.movement {
-                        prop_assert!(m.moved >= m.ideal - 0.05 && m.moved <= 1.0, "{:?}", m);
+                        // A ring moves what the changed nodes own, not their fair share: with 160
+                        // points per node a share is within about 8% (one standard deviation) of
+                        // fair, so half of the ideal is six deviations away, never reached by
+                        // chance; a fixed margin was (two nodes, one owning 0.42).
+                        prop_assert!(m.moved >= 0.5 * m.ideal && m.moved <= 1.0, "{:?}", m);
                     }
                 }
             }

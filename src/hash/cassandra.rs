@@ -23,7 +23,9 @@ fn le_partial_sign_extended(bytes: &[u8]) -> u64 {
 
 /// Cassandra's `Murmur3Partitioner` token of `key` (the raw partition-key bytes), as the
 /// DataStax drivers compute it for token-aware routing: a signed 64-bit value in
-/// `i64::MIN + 1 ..= i64::MAX`. The empty key gives 0.
+/// `i64::MIN + 1 ..= i64::MAX`. The empty key gives 0, as the drivers compute it (the server's
+/// partitioner answers its reserved minimum token for it, but refuses an empty partition key in a
+/// write, so no stored row is routed by that answer).
 ///
 /// Cost: one MurmurHash3 x64_128 (a few ns for a short key). Stable: a pure function of the
 /// bytes, frozen by the driver's vectors and the crate's golden files.
