@@ -189,9 +189,15 @@ fn random_worst(names: &[String], weights: &[f64], v: u32) -> f64 {
     worst_over_share(&arcs.owned(names.len()), weights)
 }
 
+/// The median (the mean of the middle two for an even count).
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
+    let mid = xs.len() / 2;
+    if xs.len().is_multiple_of(2) {
+        (xs[mid - 1] + xs[mid]) / 2.0
+    } else {
+        xs[mid]
+    }
 }
 
 /// Cluster `k`'s `n` node names (the allocated ring uses cluster 0's).
