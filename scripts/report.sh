@@ -35,10 +35,10 @@ fi
 
 # Criterion groups the report reads: lookup, jump, build (benches/lookup.rs); route, parallel
 # (benches/route.rs); rendezvous (benches/rendezvous.rs); hash and route/ketama-*, route/slots-*
-# (benches/hash.rs); jumpfamily (benches/jumpfamily.rs).
+# (benches/hash.rs); jumpfamily (benches/jumpfamily.rs); tokens (benches/tokens.rs).
 # Stale medians from an earlier run must not leak into this report.
-rm -rf "$target_dir"/criterion/{lookup,jump,build,route,parallel,rendezvous,hash,jumpfamily}
-for bench in lookup route rendezvous hash jumpfamily; do
+rm -rf "$target_dir"/criterion/{lookup,jump,build,route,parallel,rendezvous,hash,jumpfamily,tokens}
+for bench in lookup route rendezvous hash jumpfamily tokens; do
     cargo bench -p hashroute --bench "$bench" -- "${crit_args[@]}"
 done
 cargo bench -p hashroute --bench peers

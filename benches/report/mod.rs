@@ -371,10 +371,17 @@ impl CriterionEstimate {
     }
 }
 
-/// Reads every `target/criterion/<group>/**/new/{benchmark,estimates}.json` under `group`.
-/// Empty when criterion has not run (another bench's job), never an error.
+/// Reads every `target/criterion/<group>/**/new/{benchmark,estimates}.json` under `group`
+/// written by this `cargo bench` invocation ([`common::run_started`]; every one when the report
+/// runs alone). Empty when criterion has not run (another bench's job), never an error.
 pub fn criterion_estimates(group: &str) -> Vec<CriterionEstimate> {
     let target = common::target_dir();
+    let since = common::run_started();
+    let fresh = |new_dir: &Path| {
+        since.is_none_or(|t| {
+            std::fs::metadata(new_dir.join("estimates.json")).and_then(|m| m.modified()).is_ok_and(|m| m >= t)
+        })
+    };
     let mut out = Vec::new();
     let mut stack = vec![target.join("criterion").join(group)];
     while let Some(dir) = stack.pop() {
@@ -383,7 +390,7 @@ pub fn criterion_estimates(group: &str) -> Vec<CriterionEstimate> {
             let p = e.path();
             if p.is_dir() {
                 if p.file_name().is_some_and(|n| n == "new") {
-                    if let Some(est) = read_estimate(&p) {
+                    if let Some(est) = read_estimate(&p).filter(|_| fresh(&p)) {
                         out.push(est);
                     }
                 } else if p.file_name().is_some_and(|n| n != "base" && n != "report" && n != "change") {

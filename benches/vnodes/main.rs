@@ -17,6 +17,8 @@
 //! - [`plots`]: the SVG plots, one function per plot.
 //! - [`sections`]: `REPORT.md`, one function per section.
 //! - [`targets`]: the performance-target table (ratios of criterion medians).
+//! - [`tokens`]: allocated token rings against random vnodes (exact loads; its section, CSV
+//!   and plot).
 
 #[path = "../report/mod.rs"]
 mod report;
@@ -30,6 +32,7 @@ mod recommendation;
 mod sections;
 mod sweep_run;
 mod targets;
+mod tokens;
 
 use report::common::Mode;
 
@@ -40,14 +43,17 @@ pub(crate) struct Context<'a> {
     pub claims: &'a [claims::Claim],
     /// The recommendation, computed once (it re-measures rings on exact loads).
     pub recommendation: &'a str,
+    /// Allocated token rings against random vnodes (exact, computed once).
+    pub tokens: &'a tokens::Study,
 }
 
 fn main() {
     let run = config::Run::for_mode(Mode::detect());
     let sweep = sweep_run::Sweep::measure(&run);
     let claims = claims::check(&sweep);
+    let tokens = tokens::Study::measure(run.mode);
     let recommendation = recommendation::recommendation_text(&run);
-    let ctx = Context { run: &run, sweep: &sweep, claims: &claims, recommendation: &recommendation };
+    let ctx = Context { run: &run, sweep: &sweep, claims: &claims, recommendation: &recommendation, tokens: &tokens };
     if run.write {
         write_report(&ctx);
     }
@@ -82,6 +88,7 @@ fn print_summary(ctx: &Context<'_>) {
     if !s.skipped.is_empty() {
         println!("skipped {} cells: {}", s.skipped.len(), s.skipped.join("; "));
     }
+    println!("{}", tokens::summary(ctx.tokens));
     let split: Vec<String> = s.phases.iter().map(|(n, t)| format!("{n} {t:.1} s")).collect();
     println!(
         "vnodes sweep ({} mode) took {:.1} s ({}); balance cells built {:.0} M ring points",

@@ -46,6 +46,7 @@ pub(crate) fn draw_all(dir: &Path, ctx: &Context<'_>) -> Vec<Plot> {
     throughput_vs_threads(&mut p, ctx);
     lookup_kernels(&mut p);
     p.done.extend(crate::hashing::plot(dir));
+    p.done.extend(crate::tokens::plot(dir, ctx.tokens));
     p.done
 }
 

@@ -20,6 +20,7 @@ pub(crate) fn write_report(dir: &Path, ctx: &Context<'_>, plots: &[Plot]) -> Res
         recommendation(ctx),
         claims(ctx),
         load_balance(ctx),
+        crate::tokens::section(dir, ctx.tokens),
         movement(ctx),
         failure_spread(ctx),
         cache(ctx),
@@ -311,6 +312,6 @@ fn plot_list(plots: &[Plot]) -> String {
 }
 
 fn data_files() -> String {
-    "## Data\n\n`balance.csv`, `lookup.csv`, `movement.csv`, `throughput.csv`, `cache_timeline.csv`, `hash_kernels.csv` in this folder.\n"
+    "## Data\n\n`balance.csv`, `lookup.csv`, `movement.csv`, `throughput.csv`, `cache_timeline.csv`, `hash_kernels.csv`, `token_rings.csv` in this folder.\n"
         .to_string()
 }
