@@ -56,6 +56,38 @@ impl TargetAnswer {
     }
 }
 
+impl TargetAnswer {
+    /// The eligible candidates as a table (`cargo bench`'s closing table): max/mean, memory,
+    /// lookup, moved+1, moved-1. A sampled router whose shares are exact in expectation can be
+    /// eligible with a measured max/mean above the target (its spread is the sample's, see
+    /// [`Verdict::meets`]); its figure is marked `*` and a footnote says why.
+    pub fn eligible_table(&self) -> String {
+        let mut s = format!(
+            "  {:<20} {:>9} {:>10} {:>10} {:>8} {:>8}\n",
+            "eligible", "max/mean", "memory", "lookup", "moved+1", "moved-1"
+        );
+        let mut noisy = false;
+        for v in self.verdicts().filter(|v| v.rejected.is_none()) {
+            let mark = if v.max_over_mean > self.max_load { "*" } else { " " };
+            noisy |= mark == "*";
+            s += &format!(
+                "  {:<20} {:>8.3}{mark} {:>10} {:>10} {:>8} {:>8}\n",
+                v.candidate,
+                v.max_over_mean,
+                bytes(v.memory_bytes),
+                ns(v.lookup_ns),
+                ratio(v.moved_plus),
+                ratio(v.moved_minus)
+            );
+        }
+        if noisy {
+            s += "  * sampled keys: a spread within the sampling noise of a perfect router, whose shares are exact in \
+                  expectation\n";
+        }
+        s
+    }
+}
+
 /// One verdict as a table row.
 fn row(v: &Verdict) -> String {
     let verdict = match &v.rejected {

@@ -29,6 +29,7 @@ mod data;
 mod hashing;
 mod plots;
 mod recommendation;
+mod resize_plot;
 mod sections;
 mod sweep_run;
 mod targets;
@@ -45,6 +46,9 @@ pub(crate) struct Context<'a> {
     pub recommendation: &'a str,
     /// Allocated token rings against random vnodes (exact, computed once).
     pub tokens: &'a tokens::Study,
+    /// The 4 -> 8 node resize through the cache simulator, every strategy (`None` if it failed,
+    /// which is said on stderr).
+    pub resize: Option<&'a hashroute_analysis::ResizeReport>,
 }
 
 fn main() {
@@ -52,8 +56,16 @@ fn main() {
     let sweep = sweep_run::Sweep::measure(&run);
     let claims = claims::check(&sweep);
     let tokens = tokens::Study::measure(run.mode);
+    let resize = resize_study(run.mode);
     let recommendation = recommendation::recommendation_text(&run);
-    let ctx = Context { run: &run, sweep: &sweep, claims: &claims, recommendation: &recommendation, tokens: &tokens };
+    let ctx = Context {
+        run: &run,
+        sweep: &sweep,
+        claims: &claims,
+        recommendation: &recommendation,
+        tokens: &tokens,
+        resize: resize.as_ref(),
+    };
     if run.write {
         write_report(&ctx);
     }
@@ -63,6 +75,18 @@ fn main() {
     if run.mode == Mode::Smoke {
         assert!(!sweep.balance.is_empty() && !sweep.movement.is_empty(), "smoke sweep produced no cells");
     }
+}
+
+/// The report's resize simulation: the defaults of `hashroute resize` (a second or so), a
+/// smaller workload of the same shape in smoke mode.
+fn resize_study(mode: Mode) -> Option<hashroute_analysis::ResizeReport> {
+    let workload = match mode {
+        Mode::Smoke => {
+            hashroute_analysis::Workload { keys: 10_000, requests_per_step: 20_000, window: 200, ..Default::default() }
+        }
+        _ => hashroute_analysis::Workload::default(),
+    };
+    resize_plot::resize_report(&workload).map_err(|e| eprintln!("vnodes: resize simulation: {e}")).ok()
 }
 
 /// CSVs, plots and REPORT.md into the report folder; says where.

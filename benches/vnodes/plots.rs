@@ -47,6 +47,12 @@ pub(crate) fn draw_all(dir: &Path, ctx: &Context<'_>) -> Vec<Plot> {
     lookup_kernels(&mut p);
     p.done.extend(crate::hashing::plot(dir));
     p.done.extend(crate::tokens::plot(dir, ctx.tokens));
+    if let Some(r) = ctx.resize {
+        match crate::resize_plot::resize_hit_rate(dir, r) {
+            Ok((file, title)) => p.done.push(Plot { file, title }),
+            Err(err) => eprintln!("vnodes: plot resize_hit_rate.svg: {err}"),
+        }
+    }
     p.done
 }
 

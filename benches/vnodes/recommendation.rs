@@ -112,23 +112,7 @@ fn format_all(recs: &[Recommendation], run: &Run) -> String {
                 a.answer.as_deref().unwrap_or("none"),
                 a.rule
             );
-            let _ = writeln!(
-                s,
-                "  {:<20} {:>9} {:>10} {:>10} {:>8} {:>8}",
-                "eligible", "max/mean", "memory", "lookup", "moved+1", "moved-1"
-            );
-            for v in a.verdicts().filter(|v| v.rejected.is_none()) {
-                let _ = writeln!(
-                    s,
-                    "  {:<20} {:>9.3} {:>10} {:>10} {:>8} {:>8}",
-                    v.candidate,
-                    v.max_over_mean,
-                    bytes(v.memory_bytes),
-                    v.lookup_ns.map_or("-".into(), |ns| format!("{ns:.1} ns")),
-                    ratio(v.moved_plus),
-                    ratio(v.moved_minus)
-                );
-            }
+            s += &a.eligible_table();
         }
     }
     s.push_str(
@@ -137,17 +121,4 @@ fn format_all(recs: &[Recommendation], run: &Run) -> String {
          --prefer memory|movement changes the rule; HASHROUTE_NODES=FILE answers for your own node list)",
     );
     s
-}
-
-fn bytes(b: Option<usize>) -> String {
-    match b {
-        None => "-".into(),
-        Some(b) if b >= 1 << 20 => format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
-        Some(b) if b >= 1 << 10 => format!("{:.1} KiB", b as f64 / 1024.0),
-        Some(b) => format!("{b} B"),
-    }
-}
-
-fn ratio(r: Option<f64>) -> String {
-    r.filter(|r| r.is_finite()).map_or("-".into(), |r| format!("{r:.2}"))
 }

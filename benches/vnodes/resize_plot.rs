@@ -2,10 +2,9 @@
 //! grows from 4 to 8 nodes (the same simulation as `hashroute resize`, see
 //! `hashroute_analysis::simulate_resize`).
 //!
-//! Wiring (for the report pipeline): `mod resize_plot;` in `main.rs`; run
-//! [`resize_report`] once (e.g. into `Context`); in `plots::draw_all` call [`resize_hit_rate`]
-//! and record the returned file and title as a `Plot`; in `sections::write_report` add
-//! `hashroute_analysis::resize_section(&report)` after `cache(ctx)`.
+//! `main.rs` runs [`resize_report`] once into the `Context`; `plots::draw_all` draws
+//! [`resize_hit_rate`] and `sections::write_report` adds `hashroute_analysis::resize_section`
+//! after the cache section.
 
 use std::path::Path;
 
@@ -36,13 +35,15 @@ pub(crate) fn resize_report(workload: &Workload) -> hashroute::Result<ResizeRepo
 /// # Errors
 /// The plotting library's, as text.
 pub(crate) fn resize_hit_rate(dir: &Path, report: &ResizeReport) -> Result<(String, String), String> {
-    let mut series: Vec<Series> = report.runs.iter().map(|r| Series::new(r.strategy.name(), thin(&r.timeline))).collect();
+    let mut series: Vec<Series> =
+        report.runs.iter().map(|r| Series::new(r.strategy.name(), thin(&r.timeline))).collect();
     let end = report.runs.iter().map(|r| r.requests()).max().unwrap_or(0) as f64;
     let steady = 100.0 * report.steady_before;
     series.push(Series::reference(format!("steady before, {steady:.1}%"), vec![(0.0, steady), (end, steady)]));
     let window = report.workload.window;
     let y = format!("hit rate per window of {window} requests, %");
-    let axes = Axes { x: "requests since the strategy's first step", y: &y, log_x: false, log_y: false, categories: None };
+    let axes =
+        Axes { x: "requests since the strategy's first step", y: &y, log_x: false, log_y: false, categories: None };
     let title = format!(
         "Cache hit rate while growing {} -> {} nodes ({}, LRU per node, Zipf s={})",
         report.nodes_before, report.nodes_after, report.router, report.workload.zipf_s

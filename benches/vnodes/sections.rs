@@ -24,6 +24,7 @@ pub(crate) fn write_report(dir: &Path, ctx: &Context<'_>, plots: &[Plot]) -> Res
         movement(ctx),
         failure_spread(ctx),
         cache(ctx),
+        ctx.resize.map(hashroute_analysis::resize_section).unwrap_or_default(),
         throughput(ctx),
         lookup_kernels(),
         crate::hashing::section(dir),
