@@ -412,8 +412,10 @@ impl TokenRing {
     }
 
     /// A new ring without the node named `name`: the allocator hands its ranges to the least
-    /// loaded nodes (its tokens stay and change owner; a range much larger than a node's need
-    /// is split in two). Keys move only off the removed node. Ids after it shift down by one.
+    /// loaded nodes (its tokens change owner, or a neighbour's token moves over the range next
+    /// to it; a range much larger than a node's need is split in two; adjacent tokens of one
+    /// owner merge). Other nodes' tokens may move or merge, but keys move only off the removed
+    /// node. Ids after it shift down by one.
     /// O(P log P).
     ///
     /// Not what a Cassandra decommission does (the leaving node's ranges go to the next tokens'
