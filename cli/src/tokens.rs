@@ -1,6 +1,6 @@
 //! `hashroute tokens add|remove|reweigh`: one membership change to a tokens file, made by the
-//! kernel's token allocator (existing tokens keep their positions, so the fewest keys move),
-//! printed as the whole new tokens file.
+//! kernel's token allocator (keys move only to, off or from the changed node), printed as the
+//! whole new tokens file.
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -14,9 +14,11 @@ use crate::tokens_file::read_tokens_file;
 /// Add, remove or reweigh one node of a tokens file with the fewest keys moved: prints the whole
 /// new tokens file
 ///
-/// Existing tokens keep their positions: an addition moves keys only to the new node, a removal
-/// only the removed node's keys, a weight change only between that node and the others. The
-/// same command on the same file prints the same bytes on every machine.
+/// An addition keeps every existing token where it is and moves keys only to the new node. A
+/// removal moves only the removed node's keys, a weight change only keys between that node and
+/// the others; to save token room, either may also move a neighbouring node's token over the
+/// changed node's range or merge two adjacent tokens of one node (no other key moves). The same
+/// command on the same file prints the same bytes on every machine.
 #[derive(Args, Debug)]
 pub(crate) struct TokensArgs {
     #[command(subcommand)]

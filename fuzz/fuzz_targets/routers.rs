@@ -8,7 +8,7 @@ use fuzz_common::{
     without_node, FuzzNode, FuzzSpec, Weight,
 };
 use hashroute::internals::{rendezvous_with_isa, Isa};
-use hashroute::{AnyRouter, Node, NodeSet, Router};
+use hashroute::{Algorithm, AnyRouter, Node, NodeSet, Router};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Arbitrary, Debug)]
@@ -80,8 +80,16 @@ fuzz_target!(|input: Input| {
         }
         if let Some(Ok(re)) = with_weight(&router, &name, w) {
             check_router(&*re, &spec, &keys, 2);
-            let fresh = spec.build(reweighed_set).expect("rebuild with the new weight");
-            assert_eq!(owners(&*re, &keys), owners(&*fresh, &keys), "with_weight differs from a fresh build");
+            let after = owners(&*re, &keys);
+            if spec.algorithm == Algorithm::TokenRing {
+                // The allocator changes only that node's ranges; a fresh allocation differs.
+                for (b, a) in before.iter().zip(&after) {
+                    assert!(a == b || *a == name || *b == name, "reweighing {name} moved a key from {b} to {a}");
+                }
+            } else {
+                let fresh = spec.build(reweighed_set).expect("rebuild with the new weight");
+                assert_eq!(after, owners(&*fresh, &keys), "with_weight differs from a fresh build");
+            }
         }
     }
 });

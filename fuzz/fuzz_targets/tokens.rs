@@ -2,7 +2,8 @@
 //! reweigh` do with it: any text gives a one-line error naming the line, or a ring that writes
 //! back to an equal ring; then one membership change (as the CLI makes it) moves keys only to
 //! the added node, only off the removed one, or only between the reweighed node and the others,
-//! keeps every other token where it was, and writes a file that reads back to the same ring.
+//! leaves every other node's token positions with that node (the allocator may move or merge
+//! a token, not hand its range away), and writes a file that reads back to the same ring.
 #![no_main]
 
 use hashroute::{fingerprint, Node, Router, TokenRing};

@@ -82,6 +82,10 @@ impl FuzzSpec {
         if algo.takes_probes() || self.stray {
             spec = spec.with_probes(u32::from(self.probes % 40));
         }
+        if algo.needs_tokens() || self.stray {
+            // Token rings here get their tokens from the allocator; 0 must be refused.
+            spec = spec.with_tokens_per_node(u32::from(self.vnodes % 40));
+        }
         if algo.takes_capacity() || self.stray {
             spec = spec.with_capacity((node_count as u32).saturating_add(u32::from(self.capacity_extra % 16)));
         }
@@ -226,6 +230,9 @@ pub fn exact_movement(algo: Algorithm, nodes: &NodeSet) -> bool {
         | Algorithm::Power
         | Algorithm::Binomial
         | Algorithm::JumpBackAnchor => true,
+        // The allocator moves keys only to an added node and only off a removed one, weights
+        // or not (token_ring::allocate).
+        Algorithm::TokenRing => true,
         Algorithm::Ring | Algorithm::Ketama => nodes.all_unit_weight(),
         _ => false,
     }
@@ -233,12 +240,18 @@ pub fn exact_movement(algo: Algorithm, nodes: &NodeSet) -> bool {
 
 /// Whether the incremental update of a freshly built router must equal a fresh build of the
 /// changed node set (Memento, Anchor and JumpBackAnchor keep removal history, HAProxy its
-/// servers' ids; slots move ranges explicitly).
+/// servers' ids; slots move ranges explicitly; an allocated token ring places a removed node's
+/// ranges where a fresh allocation would not).
 pub fn incremental_is_rebuild(algo: Algorithm) -> bool {
     // HAProxy's with_node/without_node keep every surviving server's id (so its nodes), where a
     // fresh build numbers servers by position again (found by this target).
     !matches!(
         algo,
-        Algorithm::Memento | Algorithm::Anchor | Algorithm::Slots | Algorithm::JumpBackAnchor | Algorithm::Haproxy
+        Algorithm::Memento
+            | Algorithm::Anchor
+            | Algorithm::Slots
+            | Algorithm::JumpBackAnchor
+            | Algorithm::Haproxy
+            | Algorithm::TokenRing
     )
 }
