@@ -82,7 +82,11 @@ fn run(v: u32, ops: &[Op]) -> Vec<(i64, String)> {
         }
         if only_growth && v == 16 && !alloc.is_empty() {
             let (b, bound) = (alloc.balance(), if equal_weights { GROWTH_BOUND } else { WEIGHTED_GROWTH_BOUND });
-            assert!(b <= bound, "growth at 16 tokens per node reached balance {b} > {bound} with {} nodes", alloc.len());
+            assert!(
+                b <= bound,
+                "growth at 16 tokens per node reached balance {b} > {bound} with {} nodes",
+                alloc.len()
+            );
         }
     }
     snapshot(&alloc)
