@@ -39,7 +39,12 @@ fn proxy(text: &str, kind: ConfigKind) {
         assert!(text.contains(node.name()), "server {:?} is not in the text", node.name());
         assert!(node.weight().is_finite() && node.weight() > 0.0, "weight {} accepted", node.weight());
     }
-    if parsed.nodes.len() <= 64 {
+    // A build costs O(points), and nginx gives 160 points per weight unit (HAProxy 16): one
+    // server of weight 220,699 made 35M points, 39 s under ASan (a timeout this target found; not
+    // a bug: the library refuses weights above 1e6 and rings above its point cap). Configurations
+    // that heavy are parsed and checked here, not built.
+    let total_weight: f64 = parsed.nodes.iter().map(|(_, n)| n.weight()).sum();
+    if parsed.nodes.len() <= 64 && total_weight <= 4096.0 {
         if let Ok(router) = parsed.router() {
             let id = router.route(b"/index.html");
             assert!(id.index() < router.node_count());
