@@ -22,6 +22,7 @@ use crate::failure::Failure;
 use crate::keys::{for_each_key, InputFormat, Key};
 use crate::route::write_line;
 use crate::router_args::AlgoArgs;
+use crate::tokens_file;
 
 /// Total time the etcd calls of one command may wait on endpoints that do not answer: the
 /// per-endpoint request timeout is this divided among the endpoints (1 to 5 s each), so an
@@ -145,27 +146,18 @@ struct StatusArgs {
     etcd: EtcdArgs,
 }
 
-/// The router flags `--etcd` replaces: the stored ring decides the algorithm and the nodes.
-const REPLACED: [&str; 18] = [
-    "algo",
-    "vnodes",
-    "hash",
-    "seed",
-    "variant",
-    "table_size",
-    "probes",
-    "capacity",
-    "generator",
-    "min_ring_size",
-    "max_ring_size",
-    "tokens_per_node",
-    "nodes",
-    "nodes_file",
-    "buckets",
-    "partitions",
-    "from_config",
-    "tokens_file",
-];
+/// The router flags `--etcd` replaces (the stored ring decides the algorithm and the nodes):
+/// those `--tokens-file` replaces, and `--tokens-file` itself.
+const REPLACED: [&str; tokens_file::REPLACED.len() + 1] = {
+    let mut all = [""; tokens_file::REPLACED.len() + 1];
+    let mut i = 0;
+    while i < tokens_file::REPLACED.len() {
+        all[i] = tokens_file::REPLACED[i];
+        i += 1;
+    }
+    all[i] = "tokens_file";
+    all
+};
 
 /// `--etcd`, `--prefix`, `--user`, `--ca-file` on the router-building commands: the stored ring
 /// instead of `--algo` and `--nodes*`.

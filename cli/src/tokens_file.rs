@@ -11,7 +11,7 @@ use crate::failure::Failure;
 
 /// The router flags `--tokens-file` replaces: giving any of them with it is a usage error (the
 /// file decides the algorithm, the nodes, their tokens and the hasher).
-const REPLACED: [&str; 17] = [
+pub(crate) const REPLACED: [&str; 17] = [
     "algo",
     "vnodes",
     "hash",
