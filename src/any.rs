@@ -2,8 +2,8 @@
 
 use std::ops::ControlFlow;
 
+use crate::algorithm::Algorithm;
 use crate::arcs::Arcs;
-use crate::config::Algorithm;
 use crate::error::Result;
 use crate::node::{NodeId, NodeSet};
 use crate::router::Router;
@@ -146,28 +146,7 @@ impl AnyRouter {
     /// # Errors
     /// The concrete router's errors.
     pub fn with_node(&self, node: crate::Node) -> Result<AnyRouter> {
-        Ok(match self {
-            AnyRouter::Modulo(r) => r.with_node(node)?.into(),
-            AnyRouter::Ring(r) => r.with_node(node)?.into(),
-            AnyRouter::Ketama(r) => r.with_node(node)?.into(),
-            AnyRouter::Jump(r) => r.with_node(node)?.into(),
-            AnyRouter::Rendezvous(r) => r.with_node(node)?.into(),
-            AnyRouter::Slots(r) => r.with_node(node)?.into(),
-            AnyRouter::Maglev(r) => r.with_node(node)?.into(),
-            AnyRouter::MultiProbe(r) => r.with_node(node)?.into(),
-            AnyRouter::Memento(r) => r.with_node(node)?.into(),
-            AnyRouter::Anchor(r) => r.with_node(node)?.into(),
-            AnyRouter::JumpBack(r) => r.with_node(node)?.into(),
-            AnyRouter::FlipHash(r) => r.with_node(node)?.into(),
-            AnyRouter::Power(r) => r.with_node(node)?.into(),
-            AnyRouter::Binomial(r) => r.with_node(node)?.into(),
-            AnyRouter::JumpBackAnchor(r) => r.with_node(node)?.into(),
-            AnyRouter::Nginx(r) => r.with_node(node)?.into(),
-            AnyRouter::Haproxy(r) => r.with_node(node)?.into(),
-            AnyRouter::EnvoyRing(r) => r.with_node(node)?.into(),
-            AnyRouter::Kafka(r) => r.with_node(node)?.into(),
-            AnyRouter::TokenRing(r) => r.with_node(node)?.into(),
-        })
+        Ok(each!(self, r => r.with_node(node)?.into()))
     }
 
     /// A new router without the node named `name` (the concrete router's `without_node`).
@@ -177,28 +156,7 @@ impl AnyRouter {
     /// [`Error::NoNodes`](crate::Error::NoNodes), [`Error::Unsupported`](crate::Error::Unsupported)
     /// where only the last node can go.
     pub fn without_node(&self, name: &str) -> Result<AnyRouter> {
-        Ok(match self {
-            AnyRouter::Modulo(r) => r.without_node(name)?.into(),
-            AnyRouter::Ring(r) => r.without_node(name)?.into(),
-            AnyRouter::Ketama(r) => r.without_node(name)?.into(),
-            AnyRouter::Jump(r) => r.without_node(name)?.into(),
-            AnyRouter::Rendezvous(r) => r.without_node(name)?.into(),
-            AnyRouter::Slots(r) => r.without_node(name)?.into(),
-            AnyRouter::Maglev(r) => r.without_node(name)?.into(),
-            AnyRouter::MultiProbe(r) => r.without_node(name)?.into(),
-            AnyRouter::Memento(r) => r.without_node(name)?.into(),
-            AnyRouter::Anchor(r) => r.without_node(name)?.into(),
-            AnyRouter::JumpBack(r) => r.without_node(name)?.into(),
-            AnyRouter::FlipHash(r) => r.without_node(name)?.into(),
-            AnyRouter::Power(r) => r.without_node(name)?.into(),
-            AnyRouter::Binomial(r) => r.without_node(name)?.into(),
-            AnyRouter::JumpBackAnchor(r) => r.without_node(name)?.into(),
-            AnyRouter::Nginx(r) => r.without_node(name)?.into(),
-            AnyRouter::Haproxy(r) => r.without_node(name)?.into(),
-            AnyRouter::EnvoyRing(r) => r.without_node(name)?.into(),
-            AnyRouter::Kafka(r) => r.without_node(name)?.into(),
-            AnyRouter::TokenRing(r) => r.without_node(name)?.into(),
-        })
+        Ok(each!(self, r => r.without_node(name)?.into()))
     }
 
     /// A new router with the node named `name` at `weight`, for the algorithms with weights

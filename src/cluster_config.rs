@@ -24,9 +24,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::RouterSpec;
 use crate::error::{Error, Result};
 use crate::node::{Node, NodeSet};
+use crate::spec::RouterSpec;
 
 /// One node of a [`ClusterConfig`]: name, weight (default 1.0), labels (default none) and ring
 /// tokens (default none; only [`TokenRing`](crate::TokenRing) reads them, and needs them).
@@ -188,7 +188,7 @@ impl ClusterConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Algorithm;
+    use crate::algorithm::Algorithm;
     use crate::{fingerprint, KetamaVariant, KeyHasher};
 
     fn nodes() -> Vec<NodeConfig> {

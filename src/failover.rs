@@ -92,7 +92,7 @@ impl<R: Router> Failover<R> {
 }
 
 impl<R: Router> Router for Failover<R> {
-    fn algorithm(&self) -> crate::config::Algorithm {
+    fn algorithm(&self) -> crate::algorithm::Algorithm {
         self.inner.algorithm()
     }
     fn nodes(&self) -> &NodeSet {

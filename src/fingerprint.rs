@@ -34,7 +34,7 @@ use std::str::FromStr;
 use crate::algo::ketama::Ketama;
 use crate::algo::ring::Ring;
 use crate::algo::slots::RedisSlots;
-use crate::config::Algorithm;
+use crate::algorithm::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::{NodeId, NodeSet};

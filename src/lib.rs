@@ -19,24 +19,14 @@
 //!
 //! ## Which algorithm
 //!
-//! | algorithm | memory | per key | moves on resize | weights | remove any node | use when |
-//! |---|---|---|---|---|---|---|
-//! | [`Modulo`] | none | O(1) | almost all keys | no | yes | the node count never changes |
-//! | [`Ring`] | 12 B × V × N | O(log VN) | ≈ 1/N | yes | yes | the general default (V ≈ 100-200) |
-//! | [`Ketama`] | 8 B × 160 × N | O(log 160N) + MD5 | ≈ 1/N | yes | yes | talking to memcached clients |
-//! | [`Jump`] | none | O(log N) | 1/N, append/remove at the end only | no | no (see [`Failover`]) | numbered shards that only grow |
-//! | [`Rendezvous`] | 12 B × N (20 weighted) | O(N) | 1/N | yes | yes | few nodes, weights, simplicity |
-//! | [`RedisSlots`] | 16384 slots | O(1) + CRC16 | the slots you move | via slot counts | yes | Redis Cluster |
-//! | [`Maglev`] | 4 B × M (M = 65537) | O(1) | more than 1/N (`results/REPORT.md` measures it) | yes | yes (O(M) rebuild) | L4/L7 load balancers, Envoy compatibility |
-//! | [`MultiProbe`] | 12 B × N | O(k log N), k = 21 | 1/N | no | yes | big node counts, little memory, ≈ 1.05 peak-to-mean |
-//! | [`Memento`] | 12 B per removed bucket | O(log N) | 1/N | no | yes | jump's speed with arbitrary removal |
-//! | [`Anchor`] | 24 B × capacity | O(1 + ln(a/w)) | 1/N | no | yes (up to a fixed capacity) | arbitrary removal, capacity known up front |
-//! | [`BoundedLoads`] | state per live key | preference walk | O(1/ε²) × plain | via router | via router | hard cap of (1+ε)× the mean load |
-//! | [`JumpBack`] | none | expected O(1) | 1/N, append/remove at the end only | no | no | numbered shards that only grow: jump at constant cost (hash4j-exact) |
-//! | [`FlipHash`], [`PowerCh`], [`BinomialHash`] | none | O(1) | 1/N, append/remove at the end only | no | no | agreeing with the `fliphash` / `power-consistent-hash` crates or SUPSI's BinomialHash |
-//! | [`TokenRing`] | 12 B per token (16 per node by default) | O(log T) + Murmur3 | 1/N (the allocator moves only the changed node's keys) | yes | yes | a few chosen tokens instead of many random vnodes; Cassandra token-aware routing |
-//! | [`JumpBackAnchor`] | 12 B × ids | O(1) + a draw per removed id met | 1/N | no | yes | constant-time arbitrary removal, no fixed capacity, shareable state (hash4j-exact) |
-//! | [`TokenRing`] | 12 B × tokens | O(log tokens) + Murmur3 | the ranges you hand over | stored, not applied | yes | Cassandra token-aware routing; tokens chosen, not hashed |
+//! One row per [`Algorithm`], generated from its facts ([`Algorithm::facts`]; the table is
+//! `src/algorithms.md`, checked against the facts by a test). [`BoundedLoads`] wraps any
+//! router with a preference list to cap every node at (1+ε)× the mean load. The weights
+//! column says whether a join, a leave or a weight change of a weighted cluster moves keys
+//! only to or from the changed node ([`AlgorithmFacts::weight_changes_move_only_the_node`]);
+//! Ketama, Maglev and Envoy's ring keep their systems' formulas, which redistribute.
+//!
+#![doc = include_str!("algorithms.md")]
 //!
 //! ## Concepts
 //!
@@ -59,22 +49,44 @@
 //!
 //! ## Features
 //!
-//! `parallel` (rayon: parallel ring builds, [`ParRouteBatch`]), `shared` (arc-swap:
-//! [`SharedRouter`]) and `analysis` (statrs: the `analysis` module, the recommendation) are on
-//! by default; `cli` (the `hashroute` binary) and `serde` (`ClusterConfig`) are opt-in.
-//! `default-features = false` leaves every router, hasher and operating tool.
-
+//! None is on by default: the default build compiles xxhash-rust, crc (+ crc-catalog) and
+//! memchr, no proc-macro crate, and starts no thread. Every router, hasher and operating tool
+//! is there without features.
+//!
+//! - `parallel` (rayon): [`ParRouteBatch`] and parallel ring builds
+//!   ([`Builder::<Ring>::parallel`]), used only when asked for.
+//! - `shared` (arc-swap): [`SharedRouter`], lock-free reads with atomic generation swaps.
+//! - `serde` (serde, serde_json, toml): [`RouterSpec`], `ClusterConfig` and `NodeConfig` in
+//!   JSON or TOML.
+//!
+//! The recommendation, sweeps and cache simulation are the `hashroute-analysis` crate; the
+//! `hashroute` command is the `hashroute-cli` crate; rings stored in etcd are `hashroute-etcd`.
+//!
+//! ## When not to use it
+//!
+//! - **Keys an attacker chooses.** Every hasher here is unkeyed and stable by contract (that
+//!   is what keeps a route the same across processes and machines), so anyone who knows the
+//!   node names can search for keys that all land on one node. If clients choose keys, route
+//!   a keyed hash of the key instead: compute a keyed MAC (e.g. SipHash or HMAC with a secret
+//!   every router shares) and pass it to [`Router::route_hash`], or prefix keys with a secret
+//!   before routing; rate-limit per node either way.
+//! - **Agreeing with one system's client.** Routes agree with memcached clients, the proxies,
+//!   Redis, Kafka or Cassandra only through the matching router and hasher (`Ketama` with its
+//!   variant, `Nginx`, `RedisSlots`, …), never through [`Ring`] or [`Jump`].
+//! - **A handful of static nodes.** With a fixed node count and no resizes, `hash % N`
+//!   ([`Modulo`]) is simpler and as good.
+//!
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
 mod algo;
+mod algorithm;
 mod any;
 mod arch;
 pub mod arcs;
 mod circle;
 #[cfg(feature = "serde")]
 mod cluster_config;
-mod config;
 mod error;
 mod failover;
 pub mod fingerprint;
@@ -88,6 +100,7 @@ mod router;
 mod search;
 #[cfg(feature = "shared")]
 pub mod shared;
+mod spec;
 
 pub use algo::anchor::Anchor;
 pub use algo::binomial::BinomialHash;
@@ -111,10 +124,10 @@ pub use algo::rendezvous::Rendezvous;
 pub use algo::ring::Ring;
 pub use algo::slots::RedisSlots;
 pub use algo::token_ring::TokenRing;
+pub use algorithm::{Algorithm, AlgorithmFacts, Param};
 pub use any::AnyRouter;
 #[cfg(feature = "serde")]
 pub use cluster_config::{ClusterConfig, NodeConfig};
-pub use config::{Algorithm, RouterSpec};
 pub use error::{Error, Result};
 pub use failover::Failover;
 pub use fingerprint::fingerprint;
@@ -126,6 +139,7 @@ pub use router::ParRouteBatch;
 pub use router::Router;
 #[cfg(feature = "shared")]
 pub use shared::SharedRouter;
+pub use spec::RouterSpec;
 pub use token_ring::Replication;
 
 /// The generic router behind the memory-free bucket functions ([`Jump`], [`JumpBack`],

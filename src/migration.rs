@@ -33,8 +33,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use crate::algorithm::Algorithm;
 use crate::arcs::Arcs;
-use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::node::{NodeId, NodeSet};
 use crate::router::Router;

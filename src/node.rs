@@ -188,12 +188,14 @@ impl NodeSet {
     }
 
     /// Parses libketama's server-file format: one node per line, `NAME [WEIGHT]` separated by
-    /// whitespace; `#` starts a comment; blank lines are ignored.
+    /// whitespace; `#` starts a comment; blank lines are ignored. A leading byte-order mark
+    /// (Windows editors write one) is skipped, never made part of the first name.
     ///
     /// # Errors
     /// [`Error::Malformed`] naming the line for a bad weight or extra fields, and the
     /// [`NodeSet::new`] errors.
     pub fn parse(text: &str) -> Result<NodeSet> {
+        let text = strip_bom(text);
         let mut nodes = Vec::new();
         for (lineno, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("").trim();
@@ -396,6 +398,12 @@ impl Visited {
     }
 }
 
+/// `text` without a leading UTF-8 byte-order mark: every file reader's first step, so that a
+/// file saved by an editor that writes one routes like the same file without it.
+pub(crate) fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -446,5 +454,13 @@ mod tests {
         assert_eq!(set.with_node(Node::new("d")).unwrap().id_of("d"), Some(NodeId(3)));
         assert_eq!(NodeSet::from_names(["a"]).unwrap().without_node("a"), Err(Error::NoNodes));
         assert!(matches!(set.without_node("zz"), Err(Error::UnknownNode { .. })));
+    }
+
+    #[test]
+    fn parse_skips_a_byte_order_mark() {
+        let with = NodeSet::parse("\u{feff}a 2\nb\n").unwrap();
+        let without = NodeSet::parse("a 2\nb\n").unwrap();
+        assert_eq!(with.name(NodeId::from_index(0)), "a");
+        assert_eq!(with.as_slice(), without.as_slice());
     }
 }

@@ -3,19 +3,17 @@
 //! options. Their configuration files are read by the `hashroute-cli` crate.
 
 use crate::any::AnyRouter;
-use crate::config::{Algorithm, RouterSpec};
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::NodeSet;
-use crate::{EnvoyRing, Haproxy, Kafka, KetamaVariant, Nginx};
+use crate::{Algorithm, RouterSpec};
+use crate::{EnvoyRing, Haproxy, Kafka, Nginx};
 
 /// The hashers a spec whose algorithm does not take any hasher accepts (its default first).
 pub(crate) fn fixed_hashers(spec: &RouterSpec) -> &'static [KeyHasher] {
-    match (spec.algorithm, spec.ketama_variant) {
-        (Algorithm::Ketama, Some(KetamaVariant::Twemproxy)) => &[KeyHasher::Md5, KeyHasher::Fnv1a32],
-        (Algorithm::Ketama, Some(KetamaVariant::LibmemcachedOaat)) => &[KeyHasher::Oaat],
-        (Algorithm::Ketama, _) => &[KeyHasher::Md5],
-        (algo, _) => algo.fixed_hashers(),
+    match spec.algorithm {
+        Algorithm::Ketama => spec.ketama_variant.unwrap_or_default().hashers(),
+        algo => algo.fixed_hashers(),
     }
 }
 
@@ -33,24 +31,6 @@ impl RouterSpec {
     pub fn with_uri_whole(mut self, whole: bool) -> RouterSpec {
         self.uri_whole = Some(whole);
         self
-    }
-
-    /// The options only the proxy routers take, checked against the algorithm.
-    pub(crate) fn validate_proxy_options(&self) -> Result<()> {
-        let algo = self.algorithm;
-        if (self.min_ring_size.is_some() || self.max_ring_size.is_some()) && algo != Algorithm::EnvoyRing {
-            return Err(Error::InvalidParameter {
-                name: "ring size",
-                reason: format!("a minimum or maximum ring size applies to envoy-ring only, not {algo}"),
-            });
-        }
-        if self.uri_whole.is_some() && algo != Algorithm::Haproxy {
-            return Err(Error::InvalidParameter {
-                name: "uri whole",
-                reason: format!("balance uri whole applies to haproxy only, not {algo}"),
-            });
-        }
-        Ok(())
     }
 }
 
@@ -80,6 +60,7 @@ pub(crate) fn build(spec: &RouterSpec, nodes: NodeSet) -> Result<AnyRouter> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::KetamaVariant;
 
     fn nodes() -> NodeSet {
         NodeSet::from_names(["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"]).unwrap()

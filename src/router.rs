@@ -3,8 +3,8 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
+use crate::algorithm::Algorithm;
 use crate::arcs::Arcs;
-use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::node::{NodeId, NodeSet};
 

@@ -12,7 +12,7 @@ use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
 use crate::algo::rehash_preference;
-use crate::config::Algorithm;
+use crate::algorithm::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::{Node, NodeId, NodeSet};

@@ -26,8 +26,8 @@
 use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
+use crate::algorithm::Algorithm;
 use crate::circle::{Circle, MAX_POINTS};
-use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::{haproxy_full_hash, KeyHasher};
 use crate::node::{Node, NodeId, NodeSet, Visited};

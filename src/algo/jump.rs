@@ -6,8 +6,8 @@
 //! algorithm), and weights are not supported.
 
 use crate::algo::bucketed::{BucketFn, Bucketed};
+use crate::algorithm::Algorithm;
 use crate::arch::{Isa, Kernels};
-use crate::config::Algorithm;
 use crate::error::{Error, Result};
 
 /// The bucket in `0..buckets` for `key`, exactly as the paper's reference code.

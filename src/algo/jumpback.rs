@@ -50,7 +50,7 @@ impl FromStr for JumpBackGenerator {
             name: "generator",
             reason: format!(
                 "unknown generator {s:?} (expected {})",
-                crate::config::names_list(JumpBackGenerator::ALL.iter().map(|g| g.name()))
+                crate::algorithm::names_list(JumpBackGenerator::ALL.iter().map(|g| g.name()))
             ),
         })
     }

@@ -12,8 +12,8 @@ use std::ops::ControlFlow;
 
 use crate::algo::bucket_preference;
 use crate::algo::builder::Configure;
+use crate::algorithm::Algorithm;
 use crate::arch::generic::{jumpback_with, RandomSequence, SplitMix64};
-use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::{Node, NodeId, NodeSet};

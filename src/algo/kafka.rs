@@ -6,7 +6,7 @@
 //! no place here; the empty key is hashed like any other.
 
 use crate::algo::builder::Configure;
-use crate::config::Algorithm;
+use crate::algorithm::Algorithm;
 use crate::error::Result;
 use crate::hash::KeyHasher;
 use crate::node::{NodeId, NodeSet};

@@ -24,9 +24,9 @@ use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
 use crate::algo::ketama_variants;
+use crate::algorithm::Algorithm;
 use crate::arcs::{Arcs, Placement};
 use crate::circle::{Circle, MAX_POINTS};
-use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::{md5_words, md5_words_batch, KeyHasher};
 use crate::migration::KeySpace;
@@ -100,6 +100,21 @@ impl KetamaVariant {
         }
     }
 
+    /// The key hashers this variant accepts, its default first: MD5 for the MD5 clients,
+    /// MD5 or FNV-1a for twemproxy, one-at-a-time for libmemcached's `HASH_DEFAULT`. The union
+    /// over every variant is [`Algorithm::Ketama`]'s row in the facts table.
+    pub fn hashers(self) -> &'static [KeyHasher] {
+        match self {
+            KetamaVariant::Twemproxy => &[KeyHasher::Md5, KeyHasher::Fnv1a32],
+            KetamaVariant::LibmemcachedOaat => &[KeyHasher::Oaat],
+            KetamaVariant::Libketama
+            | KetamaVariant::Uhashring
+            | KetamaVariant::Libmemcached
+            | KetamaVariant::Spymemcached
+            | KetamaVariant::PythonHashRing => &[KeyHasher::Md5],
+        }
+    }
+
     /// The variant named `name` (as in [`KetamaVariant::name`]).
     ///
     /// # Errors
@@ -109,7 +124,7 @@ impl KetamaVariant {
             name: "ketama variant",
             reason: format!(
                 "unknown variant {name:?} (expected {})",
-                crate::config::names_list(KetamaVariant::ALL.iter().map(|v| v.name()))
+                crate::algorithm::names_list(KetamaVariant::ALL.iter().map(|v| v.name()))
             ),
         })
     }

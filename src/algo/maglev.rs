@@ -22,7 +22,7 @@
 use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
-use crate::config::Algorithm;
+use crate::algorithm::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::Visited;

@@ -15,7 +15,7 @@ use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
 use crate::algo::{bucket_preference, jump};
-use crate::config::Algorithm;
+use crate::algorithm::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::mix::mix64;

@@ -16,8 +16,8 @@ use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
+use crate::algorithm::Algorithm;
 use crate::circle::Circle;
-use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::mix::mix64;

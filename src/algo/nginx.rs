@@ -17,8 +17,8 @@
 use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
+use crate::algorithm::Algorithm;
 use crate::circle::{Circle, MAX_POINTS};
-use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::{Node, NodeId, NodeSet};

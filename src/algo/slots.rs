@@ -12,8 +12,8 @@
 use std::ops::{ControlFlow, RangeInclusive};
 
 use crate::algo::builder::Configure;
+use crate::algorithm::Algorithm;
 use crate::arcs::{Arcs, Placement};
-use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::crc16_xmodem;
 use crate::migration::KeySpace;

@@ -182,7 +182,7 @@ impl KeyHasher {
     /// 32-bit seeds; the others take none, so only 0 is accepted).
     pub fn from_name(name: &str, seed: u64) -> crate::Result<KeyHasher> {
         let Some(&unseeded) = KeyHasher::ALL.iter().find(|h| h.name() == name) else {
-            let names = crate::config::names_list(KeyHasher::ALL.iter().map(KeyHasher::name));
+            let names = crate::algorithm::names_list(KeyHasher::ALL.iter().map(KeyHasher::name));
             return Err(crate::Error::InvalidParameter {
                 name: "hash",
                 reason: format!("unknown hasher {name:?} (expected {names})"),

@@ -116,6 +116,8 @@ impl ProxyConfig {
         kind: Option<ConfigKind>,
         pool: Option<&str>,
     ) -> Result<ProxyConfig, ConfigError> {
+        // An editor's byte-order mark is not part of the first directive or server name.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let Some(kind) = kind.or_else(|| ConfigKind::detect(text)) else {
             return Err(ConfigError::UnknownKind { file: file.into() });
         };

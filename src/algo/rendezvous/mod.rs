@@ -25,8 +25,8 @@ use std::ops::ControlFlow;
 mod kernel;
 
 use crate::algo::builder::Configure;
+use crate::algorithm::Algorithm;
 use crate::arch::{Isa, Kernels};
-use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::mix::{mix64, xorshift_mult64};

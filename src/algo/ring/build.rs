@@ -6,28 +6,25 @@ use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::{NodeId, NodeSet};
 
-/// Points per node: `max(1, round(V · N · w / Σw))`, exactly V for equal weights.
+/// Points per node: `max(1, round(V · w))`: weight 1 is the unit, V points. A node's count
+/// depends on its own weight and V only, never on the other members, so a join, a leave or a
+/// weight change moves keys only to or from the changed node (a share-based count such as
+/// `V · N · w / Σw` changes every weighted node's points whenever any member changes).
 pub(super) fn point_counts(nodes: &NodeSet, vnodes: u32) -> Result<Vec<u32>> {
-    let n = nodes.len() as f64;
-    let total_weight = nodes.total_weight();
     let mut counts = Vec::with_capacity(nodes.len());
     let mut total = 0u64;
     for (_, node) in nodes.iter() {
-        let c = if nodes.all_unit_weight() {
-            f64::from(vnodes)
-        } else {
-            // V·N·w overflows for weights near f64::MAX; the share first is exact enough
-            // there (and left alone elsewhere, so routes stay bit-identical).
-            let scaled = f64::from(vnodes) * n * node.weight();
-            let c = if scaled.is_finite() {
-                scaled / total_weight
-            } else {
-                f64::from(vnodes) * n * (node.weight() / total_weight)
-            };
-            c.round().max(1.0)
-        };
+        let c = (f64::from(vnodes) * node.weight()).round().max(1.0);
         if c > MAX_POINTS as f64 {
-            return Err(Error::TooManyPoints { points: c as u64, max: MAX_POINTS });
+            return Err(Error::InvalidParameter {
+                name: "weight",
+                reason: format!(
+                    "{} for {:?}: {vnodes} vnodes × weight is past the ring's cap of {MAX_POINTS} points \
+                     (weight 1 is {vnodes} points; scale the weights down)",
+                    node.weight(),
+                    node.name()
+                ),
+            });
         }
         total += c as u64;
         counts.push(c as u32);
@@ -231,18 +228,18 @@ mod tests {
     use crate::Ring;
     use crate::Router;
 
-    /// Regression (tests/hostile_cli.rs): V·N·w overflowed to infinity for weights near
-    /// f64::MAX, so equal huge weights were refused as "too many points".
+    /// A node's points are its own weight times V: huge weights are refused with a typed error
+    /// (never an overflow or a panic), tiny ones keep one point.
     #[test]
-    fn huge_weights_get_their_share_of_points() {
-        let nodes = NodeSet::new([crate::Node::new("a").with_weight(1e307), crate::Node::new("b").with_weight(1e307)]);
-        assert_eq!(point_counts(&nodes.unwrap(), 160).unwrap(), [160, 160]);
+    fn point_counts_follow_each_nodes_own_weight() {
+        let huge = NodeSet::new([crate::Node::new("a").with_weight(1e307), crate::Node::new("b").with_weight(1e307)]);
+        assert!(matches!(point_counts(&huge.unwrap(), 160), Err(Error::InvalidParameter { name: "weight", .. })));
         let spread = NodeSet::new([
-            crate::Node::new("a").with_weight(1e300),
+            crate::Node::new("a").with_weight(3.0),
             crate::Node::new("b").with_weight(1.0),
             crate::Node::new("c").with_weight(1e-300),
         ]);
-        assert_eq!(point_counts(&spread.unwrap(), 160).unwrap(), [480, 1, 1]);
+        assert_eq!(point_counts(&spread.unwrap(), 160).unwrap(), [480, 160, 1]);
     }
 
     /// The original build (format, hash, comparison sort of (point, name rank)): the frozen
@@ -283,6 +280,6 @@ mod tests {
     fn weights_scale_point_counts() {
         let r = Ring::builder().vnodes(100).weighted_nodes([("a", 1.0), ("b", 3.0)]).build().unwrap();
         let a = r.owners().iter().filter(|&&o| o == 0).count();
-        assert_eq!((a, r.points().len() - a), (50, 150));
+        assert_eq!((a, r.points().len() - a), (100, 300));
     }
 }

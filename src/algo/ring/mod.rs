@@ -20,10 +20,10 @@ mod rebuild;
 use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
+use crate::algorithm::Algorithm;
 use crate::arcs::{Arcs, Placement};
 pub(crate) use crate::circle::Layout;
 use crate::circle::{Circle, Index};
-use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::migration::KeySpace;
@@ -40,8 +40,11 @@ pub(crate) const DEFAULT_VNODES: u32 = 160;
 /// A consistent-hash ring with virtual nodes and weights.
 ///
 /// - **Points**: node `name`'s `i`-th point is `hasher.hash("{name}-{i}")` (the name, a `-`, `i`
-///   in decimal). A node of weight `w` gets `max(1, round(V · N · w / Σw))` points, so with equal
-///   weights every node has exactly V.
+///   in decimal). A node of weight `w` gets `max(1, round(V · w))` points: weight 1 is the
+///   unit (V points), so equal weights of 1 give every node exactly V, and a node's points never
+///   depend on the other members: a join, a leave or a weight change moves keys only to or from
+///   that node. Weights are therefore absolute (2.0 means twice a weight-1 node's points), and
+///   `V · Σw` points must fit under the ring's cap.
 /// - **Equal points** are ordered by node name, and the first wins, so the ring's routes do not
 ///   depend on the order the nodes were given in; [`Ring::collisions`] counts them.
 /// - **Cost**: `route` = one hash + one search over `V·N` points, O(log(V·N)) (see [`Layout`]);

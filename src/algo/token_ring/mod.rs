@@ -23,9 +23,9 @@ pub use replication::Replication;
 
 use crate::algo::builder::Configure;
 use crate::algo::ring::radix_sort;
+use crate::algorithm::Algorithm;
 use crate::arcs::{Arcs, Placement};
 use crate::circle::{Circle, Index, Layout, MAX_POINTS};
-use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::cassandra::{murmur3_token, position_to_token, token_to_position};
 use crate::hash::KeyHasher;

@@ -216,8 +216,10 @@ impl TokenRing {
     /// 5 fields, a token that is not a signed 64-bit integer, a token given twice (both lines
     /// named), a weight that is not a number or not finite and greater than 0, a node given two
     /// zones, racks or weights (both lines named). [`Error::NoNodes`] for a file without
-    /// tokens; [`Error::TooManyPoints`] past [`TokenRing::MAX_TOKENS`].
+    /// tokens; [`Error::TooManyPoints`] past [`TokenRing::MAX_TOKENS`]. A leading byte-order
+    /// mark is skipped.
     pub fn parse(text: &str) -> Result<TokenRing> {
+        let text = crate::node::strip_bom(text);
         TokenRing::from_parts(NodeSet::new(parse_nodes(text)?)?, Layout::Auto, TokenRing::DEFAULT_TOKENS_PER_NODE)
     }
 

@@ -30,12 +30,10 @@
 //! TOML: `{"algorithm": "ring", "vnodes": 160, "hasher": {"name": "xxh3", "seed": 0}}`. Unset
 //! options are omitted and unknown fields are rejected.
 
-use std::fmt;
-use std::str::FromStr;
-
 use crate::algo::jumpback::JumpBackGenerator;
 use crate::algo::maglev::{self, DEFAULT_TABLE_SIZE, MAX_TABLE_SIZE};
 use crate::algo::multiprobe::{DEFAULT_PROBES, MAX_PROBES};
+use crate::algorithm::{Algorithm, Param};
 use crate::any::AnyRouter;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
@@ -43,279 +41,6 @@ use crate::node::NodeSet;
 use crate::node::MAX_NODES;
 use crate::{Anchor, Jump, Ketama, KetamaVariant, Maglev, Memento, Modulo, MultiProbe, RedisSlots, Rendezvous, Ring};
 use crate::{BinomialHash, FlipHash, JumpBack, JumpBackAnchor, PowerCh, TokenRing};
-
-/// A routing algorithm, as named on the command line and in configuration files.
-///
-/// `#[non_exhaustive]`: more algorithms may be added.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(rename_all = "kebab-case"))]
-pub enum Algorithm {
-    /// `hash % N` ([`Modulo`]).
-    Modulo,
-    /// A consistent-hash ring with virtual nodes ([`Ring`]).
-    Ring,
-    /// Ketama, compatible with memcached clients ([`Ketama`]).
-    Ketama,
-    /// Jump consistent hash ([`Jump`]).
-    Jump,
-    /// Rendezvous (highest random weight) hashing ([`Rendezvous`]).
-    Rendezvous,
-    /// Redis Cluster's 16384 hash slots ([`RedisSlots`]).
-    Slots,
-    /// Maglev lookup table, Envoy-compatible ([`Maglev`]).
-    Maglev,
-    /// Multi-probe consistent hashing ([`MultiProbe`]). Spelled `multiprobe`.
-    #[cfg_attr(feature = "serde", serde(rename = "multiprobe"))]
-    MultiProbe,
-    /// MementoHash, jump with arbitrary removals ([`Memento`]).
-    Memento,
-    /// AnchorHash over a fixed bucket capacity ([`Anchor`]).
-    Anchor,
-    /// JumpBackHash, constant-time jump ([`JumpBack`]). Spelled `jumpback`.
-    #[cfg_attr(feature = "serde", serde(rename = "jumpback"))]
-    JumpBack,
-    /// FlipHash ([`FlipHash`]). Spelled `fliphash`.
-    #[cfg_attr(feature = "serde", serde(rename = "fliphash"))]
-    FlipHash,
-    /// Power consistent hashing ([`PowerCh`]). Spelled `power`.
-    Power,
-    /// BinomialHash ([`BinomialHash`]). Spelled `binomial`.
-    Binomial,
-    /// JumpBackAnchor, JumpBackHash with arbitrary removals ([`JumpBackAnchor`]). Spelled
-    /// `jumpback-anchor`.
-    #[cfg_attr(feature = "serde", serde(rename = "jumpback-anchor"))]
-    JumpBackAnchor,
-    /// nginx `hash $key consistent` ([`Nginx`](crate::Nginx)).
-    Nginx,
-    /// HAProxy `hash-type consistent` with `balance uri` ([`Haproxy`](crate::Haproxy)).
-    Haproxy,
-    /// Envoy's ring hash load balancer ([`EnvoyRing`](crate::EnvoyRing)). Spelled `envoy-ring`.
-    EnvoyRing,
-    /// Kafka's keyed partitioner, `toPositive(murmur2(key)) % partitions` ([`Kafka`](crate::Kafka)).
-    Kafka,
-    /// A ring over explicit signed tokens, Cassandra-compatible ([`TokenRing`]). Spelled
-    /// `token-ring`. Its nodes must carry their tokens ([`Algorithm::needs_tokens`]).
-    TokenRing,
-}
-
-impl Algorithm {
-    /// Every algorithm, in the order the documentation lists them.
-    pub const ALL: &'static [Algorithm] = &[
-        Algorithm::Modulo,
-        Algorithm::Ring,
-        Algorithm::Ketama,
-        Algorithm::Jump,
-        Algorithm::Rendezvous,
-        Algorithm::Slots,
-        Algorithm::Maglev,
-        Algorithm::MultiProbe,
-        Algorithm::Memento,
-        Algorithm::Anchor,
-        Algorithm::JumpBack,
-        Algorithm::FlipHash,
-        Algorithm::Power,
-        Algorithm::Binomial,
-        Algorithm::JumpBackAnchor,
-        Algorithm::Nginx,
-        Algorithm::Haproxy,
-        Algorithm::EnvoyRing,
-        Algorithm::Kafka,
-        Algorithm::TokenRing,
-    ];
-
-    /// The algorithm's name as the CLI's `--algo` and configuration files spell it; equal to
-    /// [`Router::algorithm`](crate::Router::algorithm) of the router it builds.
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Modulo => "modulo",
-            Algorithm::Ring => "ring",
-            Algorithm::Ketama => "ketama",
-            Algorithm::Jump => "jump",
-            Algorithm::Rendezvous => "rendezvous",
-            Algorithm::Slots => "slots",
-            Algorithm::Maglev => "maglev",
-            Algorithm::MultiProbe => "multiprobe",
-            Algorithm::Memento => "memento",
-            Algorithm::Anchor => "anchor",
-            Algorithm::JumpBack => "jumpback",
-            Algorithm::FlipHash => "fliphash",
-            Algorithm::Power => "power",
-            Algorithm::Binomial => "binomial",
-            Algorithm::JumpBackAnchor => "jumpback-anchor",
-            Algorithm::Nginx => "nginx",
-            Algorithm::Haproxy => "haproxy",
-            Algorithm::EnvoyRing => "envoy-ring",
-            Algorithm::Kafka => "kafka",
-            Algorithm::TokenRing => "token-ring",
-        }
-    }
-
-    /// The algorithm named `name` (exact, lowercase, as in [`Algorithm::name`]).
-    ///
-    /// # Errors
-    /// [`Error::InvalidParameter`] naming the accepted names.
-    pub fn from_name(name: &str) -> Result<Algorithm> {
-        Algorithm::ALL.iter().copied().find(|a| a.name() == name).ok_or_else(|| Error::InvalidParameter {
-            name: "algorithm",
-            reason: format!("{name:?} (expected {})", names_list(Algorithm::ALL.iter().map(|a| a.name()))),
-        })
-    }
-
-    /// The hasher the algorithm uses when none is configured: MD5 for Ketama, CRC16 for Redis
-    /// slots (both fixed by the protocols they match), xxh3 with seed 0 otherwise.
-    pub fn default_hasher(self) -> KeyHasher {
-        match self {
-            Algorithm::Ketama => KeyHasher::Md5,
-            Algorithm::Slots => KeyHasher::Crc16,
-            Algorithm::Nginx => KeyHasher::Crc32,
-            Algorithm::Haproxy => KeyHasher::SdbmAvalanche,
-            Algorithm::EnvoyRing => KeyHasher::Xxh64 { seed: 0 },
-            Algorithm::Kafka => KeyHasher::Murmur2Kafka,
-            Algorithm::TokenRing => KeyHasher::CassandraMurmur3,
-            _ => KeyHasher::default(),
-        }
-    }
-
-    /// Whether the algorithm takes a virtual-node count (only the ring does: Ketama's 160
-    /// points per server are part of its definition).
-    pub fn takes_vnodes(self) -> bool {
-        matches!(self, Algorithm::Ring)
-    }
-
-    /// Whether the algorithm takes a lookup-table size (only Maglev).
-    pub fn takes_table_size(self) -> bool {
-        matches!(self, Algorithm::Maglev)
-    }
-
-    /// Whether the algorithm takes a probe count (only multi-probe).
-    pub fn takes_probes(self) -> bool {
-        matches!(self, Algorithm::MultiProbe)
-    }
-
-    /// Whether the algorithm takes a bucket capacity (only AnchorHash).
-    pub fn takes_capacity(self) -> bool {
-        matches!(self, Algorithm::Anchor)
-    }
-
-    /// Whether the algorithm takes a random generator (only JumpBackHash).
-    pub fn takes_generator(self) -> bool {
-        matches!(self, Algorithm::JumpBack)
-    }
-
-    /// Whether the algorithm maps a 64-bit hash onto buckets `0..n` with no state but `n`
-    /// (jump and its constant-time successors), so `--buckets N` can route without node names.
-    pub fn is_stateless_bucket_hash(self) -> bool {
-        matches!(
-            self,
-            Algorithm::Jump | Algorithm::JumpBack | Algorithm::FlipHash | Algorithm::Power | Algorithm::Binomial
-        )
-    }
-
-    /// Whether the key hasher can be chosen (not for Ketama and Redis slots, whose hashes are
-    /// fixed by the clients they interoperate with).
-    pub fn takes_hasher(self) -> bool {
-        !matches!(
-            self,
-            Algorithm::Ketama
-                | Algorithm::Slots
-                | Algorithm::Nginx
-                | Algorithm::Haproxy
-                | Algorithm::EnvoyRing
-                | Algorithm::Kafka
-                | Algorithm::TokenRing
-        )
-    }
-
-    /// Whether the routes come from the nodes' ring tokens ([`Node::with_tokens`](crate::Node::with_tokens),
-    /// a cluster configuration's `tokens`, a tokens file) rather than from the names: only the
-    /// token ring. Nodes without tokens get them from the allocator when the configuration
-    /// sets [`RouterSpec::tokens_per_node`], and are refused otherwise.
-    pub fn needs_tokens(self) -> bool {
-        matches!(self, Algorithm::TokenRing)
-    }
-
-    /// The hashers an algorithm accepts when [`takes_hasher`](Algorithm::takes_hasher) is
-    /// false (its default first): the proxies' own choices (HAProxy `sdbm`, Envoy
-    /// `MURMUR_HASH_2`, twemproxy `fnv1a_64` with the Ketama variant `twemproxy`, checked by the
-    /// Ketama builder). Empty when any hasher goes.
-    pub fn fixed_hashers(self) -> &'static [KeyHasher] {
-        match self {
-            Algorithm::Ketama => &[KeyHasher::Md5, KeyHasher::Fnv1a32, KeyHasher::Oaat],
-            Algorithm::Slots => &[KeyHasher::Crc16],
-            Algorithm::Nginx => &[KeyHasher::Crc32],
-            Algorithm::Haproxy => &[KeyHasher::SdbmAvalanche, KeyHasher::Sdbm],
-            Algorithm::EnvoyRing => &[KeyHasher::Xxh64 { seed: 0 }, KeyHasher::Murmur64aEnvoy],
-            Algorithm::Kafka => &[KeyHasher::Murmur2Kafka],
-            Algorithm::TokenRing => &[KeyHasher::CassandraMurmur3],
-            _ => &[],
-        }
-    }
-
-    /// Whether a membership change moves about the minimum (1/N of the keys). False for modulo
-    /// (almost every key moves) and for Redis slots rebuilt from a node list (a fresh
-    /// `redis-cli` layout shifts every range; a live cluster moves slots explicitly instead).
-    pub fn is_consistent(self) -> bool {
-        !matches!(self, Algorithm::Modulo | Algorithm::Slots | Algorithm::Kafka)
-    }
-
-    /// Whether any node can be removed with only its keys moving. False for jump and its
-    /// constant-time successors (JumpBack, FlipHash, power, binomial), which can only drop their
-    /// last bucket, and for modulo, where a removal moves almost everything. JumpBackAnchor can.
-    pub fn removes_any_node(self) -> bool {
-        !matches!(self, Algorithm::Modulo | Algorithm::Kafka) && !(self.is_stateless_bucket_hash())
-    }
-
-    /// Whether node weights change the share of keys (ring, Ketama, rendezvous, Maglev).
-    pub fn supports_weights(self) -> bool {
-        matches!(
-            self,
-            Algorithm::Ring
-                | Algorithm::Ketama
-                | Algorithm::Rendezvous
-                | Algorithm::Maglev
-                | Algorithm::Nginx
-                | Algorithm::Haproxy
-                | Algorithm::EnvoyRing
-        )
-    }
-
-    /// Whether every node's expected share is exactly its fair share for uniformly random keys,
-    /// whatever the node names (modulo, jump, Memento, Anchor, rendezvous): their measured
-    /// imbalance is key sampling alone. False for rings, Ketama, Maglev and multi-probe, whose
-    /// shares depend on where the names hash.
-    pub fn balanced_in_expectation(self) -> bool {
-        matches!(
-            self,
-            Algorithm::Modulo
-                | Algorithm::Jump
-                | Algorithm::Memento
-                | Algorithm::Anchor
-                | Algorithm::Rendezvous
-                | Algorithm::Kafka
-        ) || self.is_stateless_bucket_hash()
-            || self == Algorithm::JumpBackAnchor
-    }
-
-    /// Whether the router has a preference list, so replicas and failover work (all but Redis
-    /// slots, where the cluster, not the client, decides failover).
-    pub fn has_preference_list(self) -> bool {
-        !matches!(self, Algorithm::Slots | Algorithm::Kafka)
-    }
-}
-
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Algorithm {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Algorithm> {
-        Algorithm::from_name(s)
-    }
-}
 
 /// A router configuration: an algorithm plus the parameters that apply to it. Unset options
 /// (`None`) take the algorithm's defaults.
@@ -475,21 +200,10 @@ impl RouterSpec {
     /// [`build`](RouterSpec::build).
     pub fn validate(&self) -> Result<()> {
         let algo = self.algorithm;
-        if let Some(vnodes) = self.vnodes {
-            if !algo.takes_vnodes() {
-                let reason = if algo == Algorithm::Ketama {
-                    "ketama has a fixed 160 points per server; only ring takes a vnode count".to_owned()
-                } else {
-                    format!("{algo} has no virtual nodes; only ring takes a vnode count")
-                };
-                return Err(Error::InvalidParameter { name: "vnodes", reason });
-            }
-            let max = crate::algo::ring::MAX_VNODES;
-            if vnodes == 0 || vnodes > u64::from(max) {
-                return Err(Error::InvalidVnodes { vnodes, max });
-            }
+        if let Some(refused) = self.params_set().find(|&p| p != Param::Hasher && !algo.takes(p)) {
+            return Err(refused.refused(algo));
         }
-        self.validate_proxy_options()?;
+        self.validate_ranges()?;
         if let Some(hasher) = self.hasher {
             let fixed = crate::proxy::fixed_hashers(self);
             if !algo.takes_hasher() && !fixed.contains(&hasher) {
@@ -500,19 +214,34 @@ impl RouterSpec {
                 });
             }
         }
-        if self.ketama_variant.is_some() && algo != Algorithm::Ketama {
-            return Err(Error::InvalidParameter {
-                name: "variant",
-                reason: format!("a Ketama variant applies to ketama only, not {algo}"),
-            });
+        Ok(())
+    }
+
+    /// The options this spec sets, in [`Param::ALL`]'s order.
+    pub fn params_set(&self) -> impl Iterator<Item = Param> + '_ {
+        Param::ALL.iter().copied().filter(move |p| match p {
+            Param::Vnodes => self.vnodes.is_some(),
+            Param::Hasher => self.hasher.is_some(),
+            Param::KetamaVariant => self.ketama_variant.is_some(),
+            Param::TableSize => self.table_size.is_some(),
+            Param::Probes => self.probes.is_some(),
+            Param::Capacity => self.capacity.is_some(),
+            Param::Generator => self.generator.is_some(),
+            Param::RingSize => self.min_ring_size.is_some() || self.max_ring_size.is_some(),
+            Param::UriWhole => self.uri_whole.is_some(),
+            Param::TokensPerNode => self.tokens_per_node.is_some(),
+        })
+    }
+
+    /// The range checks of the options that have one (the algorithm takes them: checked first).
+    fn validate_ranges(&self) -> Result<()> {
+        if let Some(vnodes) = self.vnodes {
+            let max = crate::algo::ring::MAX_VNODES;
+            if vnodes == 0 || vnodes > u64::from(max) {
+                return Err(Error::InvalidVnodes { vnodes, max });
+            }
         }
         if let Some(m) = self.table_size {
-            if !algo.takes_table_size() {
-                return Err(Error::InvalidParameter {
-                    name: "table size",
-                    reason: format!("a lookup-table size applies to maglev only, not {algo}"),
-                });
-            }
             let bad = |reason: String| Err(Error::InvalidParameter { name: "table size", reason });
             if m > MAX_TABLE_SIZE {
                 return bad(format!("{m} exceeds the cap of {MAX_TABLE_SIZE}"));
@@ -522,12 +251,6 @@ impl RouterSpec {
             }
         }
         if let Some(k) = self.probes {
-            if !algo.takes_probes() {
-                return Err(Error::InvalidParameter {
-                    name: "probes",
-                    reason: format!("a probe count applies to multiprobe only, not {algo}"),
-                });
-            }
             if k == 0 || k > MAX_PROBES {
                 return Err(Error::InvalidParameter {
                     name: "probes",
@@ -535,25 +258,7 @@ impl RouterSpec {
                 });
             }
         }
-        if self.tokens_per_node.is_some() && !algo.needs_tokens() {
-            return Err(Error::InvalidParameter {
-                name: "tokens per node",
-                reason: format!("a tokens-per-node count applies to token-ring only, not {algo}"),
-            });
-        }
-        if self.generator.is_some() && !algo.takes_generator() {
-            return Err(Error::InvalidParameter {
-                name: "generator",
-                reason: format!("a random generator applies to jumpback only, not {algo}"),
-            });
-        }
         if let Some(a) = self.capacity {
-            if !algo.takes_capacity() {
-                return Err(Error::InvalidParameter {
-                    name: "capacity",
-                    reason: format!("a bucket capacity applies to anchor only, not {algo}"),
-                });
-            }
             if a == 0 || a as usize > MAX_NODES {
                 return Err(Error::InvalidParameter {
                     name: "capacity",
@@ -654,16 +359,6 @@ impl RouterSpec {
                 AnyRouter::from(TokenRing::builder().node_set(nodes).build()?)
             }
         })
-    }
-}
-
-/// "a, b or c": how every error lists the accepted names.
-pub(crate) fn names_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    let names: Vec<&str> = names.collect();
-    match names.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        Some((last, _)) => (*last).to_owned(),
-        None => String::new(),
     }
 }
 
