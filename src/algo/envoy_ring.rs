@@ -25,10 +25,12 @@
 use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
+use crate::arcs::{Arcs, Placement};
 use crate::circle::{Circle, MAX_POINTS};
 use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
+use crate::migration::KeySpace;
 use crate::node::{Node, NodeId, NodeSet};
 use crate::router::Router;
 use crate::Builder;
@@ -334,6 +336,13 @@ impl Router for EnvoyRing {
         let start = self.circle.successor(self.hasher.hash(key));
         self.circle.walk_clockwise_then(start, n, 0..n as u32, visit);
         Ok(())
+    }
+    /// The entries on the 64-bit circle of request hashes (what [`Router::route_hash`] takes;
+    /// `route` places a key at its XXH64): a hash is owned by the first entry at or after it,
+    /// Envoy's own rule. Borrowed: no cost.
+    fn arcs(&self) -> Option<Arcs<'_>> {
+        let placement = Placement::hashed(self.hasher);
+        (!self.points().is_empty()).then(|| Arcs::trusted(KeySpace::Hash64, self.points(), self.owners(), placement))
     }
 }
 

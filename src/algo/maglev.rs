@@ -22,6 +22,7 @@
 use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
+use crate::arcs::{Arcs, Placement};
 use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
@@ -319,6 +320,11 @@ impl Router for Maglev {
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         preference_from_slot(&self.table, self.slot(self.hasher.hash(key)), self.nodes.len(), visit);
         Ok(())
+    }
+    /// The table as arcs over its M entries ([`KeySpace::Table`](crate::migration::KeySpace)):
+    /// a key sits at entry `hash % M`, and each run of equal entries is one arc. O(M).
+    fn arcs(&self) -> Option<Arcs<'_>> {
+        Arcs::from_table(&self.table, Placement::hashed(self.hasher)).ok()
     }
 }
 

@@ -17,10 +17,12 @@
 use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
+use crate::arcs::{Arcs, Placement};
 use crate::circle::{Circle, MAX_POINTS};
 use crate::config::Algorithm;
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
+use crate::migration::KeySpace;
 use crate::node::{Node, NodeId, NodeSet};
 use crate::router::Router;
 use crate::Builder;
@@ -227,6 +229,12 @@ impl Router for Nginx {
         let start = self.circle.successor(Nginx::key_hash(key));
         self.circle.walk_clockwise(start, self.nodes.len(), visit);
         Ok(())
+    }
+    /// The points on the 32-bit CRC-32 circle: every CRC-32 of a key is a position, owned by
+    /// the first point at or after it (nginx's own rule). O(points): the points widen to `u64`.
+    fn arcs(&self) -> Option<Arcs<'_>> {
+        let points: Vec<u64> = self.points().iter().map(|&p| u64::from(p)).collect();
+        Some(Arcs::trusted(KeySpace::Hash32, points, self.owners(), Placement::hashed(KeyHasher::Crc32)))
     }
 }
 
