@@ -46,6 +46,8 @@ pub(crate) const DEFAULT_MAX_RING_SIZE: u64 = 8 * 1024 * 1024;
 ///   `max(minimum_ring_size, …)` entries; `route_hash` skips the hash. Memory: 12 bytes per
 ///   entry. Build: one hash per entry and a sort.
 /// - **Guarantees**: the ring, entry counts and picks of Envoy's ring hash tests.
+/// - **Structure**: [`Router::arcs`] on the 64-bit circle of request hashes, borrowed, so
+///   [`migration::plan`](crate::migration::plan) between two rings is exact.
 ///
 /// ```
 /// use hashroute::{EnvoyRing, Router};

@@ -52,6 +52,9 @@ const ID_LABEL: &str = Haproxy::ID_LABEL;
 /// - **Guarantees**: the server HAProxy 2.6.12 picks for every key when all servers are up
 ///   (`../shared/vectors/haproxy_consistent.csv`). Keys that equal the same path up to `?` go
 ///   to the same server.
+/// - **Structure**: [`Router::arcs`] on the 32-bit circle of key hashes (the nearest-node rule
+///   as midpoint boundaries), so [`migration::plan`](crate::migration::plan) between two
+///   backends with the same hash and `whole` setting is exact.
 ///
 /// ```
 /// use hashroute::{Haproxy, Router};

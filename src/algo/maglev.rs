@@ -46,6 +46,9 @@ const EMPTY: u32 = u32::MAX;
 ///   the last free slots) and O(N) scratch, a few milliseconds at N = 1000, M = 65537.
 /// - **Preference list**: the distinct nodes met walking the table forward from `hash % M`
 ///   (wrapping), then any node that owns no slot, in id order. The first is always the route.
+/// - **Structure**: [`Router::arcs`] over the M table entries, so
+///   [`migration::plan`](crate::migration::plan) between two tables of one size and hasher is
+///   exact (entry by entry).
 #[derive(Clone, Debug)]
 pub struct Maglev {
     nodes: NodeSet,

@@ -39,6 +39,8 @@ pub(crate) const POINTS_PER_WEIGHT: u64 = 160;
 /// - **Guarantees**: the server nginx 1.22.1 picks for every key when all servers are up
 ///   (`../shared/vectors/nginx_hash_consistent.csv`); the preference list is the ring walked
 ///   forward, which is where nginx sends a key when its server fails.
+/// - **Structure**: [`Router::arcs`] on the 32-bit CRC-32 circle, so
+///   [`migration::plan`](crate::migration::plan) between two configurations is exact.
 ///
 /// ```
 /// use hashroute::{Nginx, Router};
