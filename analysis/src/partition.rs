@@ -288,7 +288,29 @@ mod tests {
 #[cfg(test)]
 mod partition_tests {
     use super::*;
-    use hashroute::{EnvoyRing, Haproxy, Nginx, Node};
+    use hashroute::{AnyRouter, EnvoyRing, Haproxy, Maglev, Nginx, Node};
+
+    /// The analysis's exact movement is the kernel's exact migration plan: one engine.
+    #[test]
+    fn movement_is_the_kernels_plan() {
+        let names = ["10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80", "10.0.0.4:80"];
+        let routers: [AnyRouter; 4] = [
+            Nginx::from_names(names).unwrap().into(),
+            Haproxy::from_names(names).unwrap().into(),
+            EnvoyRing::from_names(names).unwrap().into(),
+            Maglev::builder().table_size(1009).nodes(names).build().unwrap().into(),
+        ];
+        for a in routers {
+            let b = a.with_node(Node::new("10.0.0.5:80")).unwrap();
+            let plan = hashroute::migration::plan(&a, &b).unwrap();
+            assert!(plan.is_exact(), "{}", a.algorithm());
+            let m = crate::movement(&a, &b, 1).unwrap();
+            assert_eq!(m.moved, plan.moved_fraction(), "{}", a.algorithm());
+            let loads = Partition::of(&b).unwrap().loads();
+            let after: Vec<f64> = b.nodes().iter().map(|(_, n)| plan.share(n.name()).unwrap().after).collect();
+            assert_eq!(loads, after, "{}", a.algorithm());
+        }
+    }
 
     /// Each node's exact arc load equals the share of uniformly random hashes it is routed
     /// (within sampling noise), for every proxy ring.
