@@ -317,7 +317,8 @@ impl Haproxy {
     /// sorted stably, the boundaries follow the "at or after, first of equal owns" rule (of
     /// equal points the first takes the hashes below them, the last those above, as the lookup
     /// does). When every point is equal the lookup's `prev` is the last point itself: it owns
-    /// `p ..= p + 2^31`, the first point the rest. O(points log points).
+    /// `p ..= p + 2^31`, the first point the rest. O(points log points); the circle must not be
+    /// empty.
     fn nearest_as_arcs(&self) -> (Vec<u64>, Vec<u32>) {
         let (points, owners) = (self.circle.points(), self.circle.owners());
         let (first, last) = (points[0], points[points.len() - 1]);
@@ -401,6 +402,9 @@ impl Router for Haproxy {
     /// avalanche, of the path before `?` or of the whole target), the nearest-node rule
     /// converted to boundaries at the midpoints of the gaps. O(points log points).
     fn arcs(&self) -> Option<Arcs<'_>> {
+        if self.circle.points().is_empty() {
+            return None;
+        }
         let (points, owners) = self.nearest_as_arcs();
         let placement =
             if self.whole { Placement::hashed(self.hasher) } else { Placement::hashed_before_query(self.hasher) };

@@ -235,6 +235,9 @@ impl Router for Nginx {
     /// The points on the 32-bit CRC-32 circle: every CRC-32 of a key is a position, owned by
     /// the first point at or after it (nginx's own rule). O(points): the points widen to `u64`.
     fn arcs(&self) -> Option<Arcs<'_>> {
+        if self.points().is_empty() {
+            return None;
+        }
         let points: Vec<u64> = self.points().iter().map(|&p| u64::from(p)).collect();
         Some(Arcs::trusted(KeySpace::Hash32, points, self.owners(), Placement::hashed(KeyHasher::Crc32)))
     }
