@@ -1,14 +1,21 @@
 //! Arcs: the exact division of a key-position space by the routers that cut it into ranges.
 //!
-//! A ring, a Ketama continuum, a token ring and a Redis slot layout each give every position of
-//! their key space (a 64-bit hash, a 32-bit hash, a slot) to the owner of the first point at or
-//! after it, wrapping to the first point. [`Router::arcs`](crate::Router::arcs) returns that
-//! division as an [`Arcs`]: sorted points and their owners, normalised to the "at or after"
-//! rule, the space they live in, and how a key gets its position ([`Placement`]). From it come
-//! exact migration plans ([`crate::migration::plan`]), exact ownership
-//! ([`Arcs::owned`]) and the exact loads of the analysis crate, with no key sampling.
+//! A ring, a Ketama continuum, a token ring, a Redis slot layout and the proxies' rings (nginx,
+//! HAProxy, Envoy) each give every position of their key space (a 64-bit hash, a 32-bit hash, a
+//! slot) to one owner by a rule on sorted points; a Maglev table gives entry `hash % M` to its
+//! owner. [`Router::arcs`](crate::Router::arcs) returns that division as an [`Arcs`]: sorted
+//! points and their owners, normalised to one rule (a position belongs to the first point at or
+//! after it, wrapping to the first point), the space they live in ([`KeySpace`]), and how a key
+//! gets its position ([`Placement`]). Other rules are converted once, in integers: Ketama's
+//! "strictly greater" variants shift their points by one, HAProxy's "nearest point" rule puts a
+//! boundary at the midpoint of every gap, a table becomes one point per run of equal entries.
 //!
-//! Routers whose keys do not fall on arcs (jump, rendezvous, Maglev, …) return `None`.
+//! From it come exact migration plans ([`crate::migration::plan`]), exact ownership
+//! ([`Arcs::owned`]) and the exact loads of the analysis crate, with no key sampling: one
+//! engine, in integers, for every router that has a structure.
+//!
+//! Routers whose keys do not fall on a fixed division (jump, rendezvous, multi-probe, …)
+//! return `None`.
 
 use std::borrow::Cow;
 
@@ -24,14 +31,22 @@ pub struct Placement(Rule);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Rule {
     Hashed(KeyHasher),
+    HashedBeforeQuery(KeyHasher),
     EmptyKeyAtZero(KeyHasher),
     RedisKeySlot,
 }
 
 impl Placement {
-    /// Keys are placed by `hasher` (truncated to the space's width).
+    /// Keys are placed by `hasher` (truncated to the space's width; reduced mod the entry count
+    /// in a [`KeySpace::Table`]).
     pub fn hashed(hasher: KeyHasher) -> Placement {
         Placement(Rule::Hashed(hasher))
+    }
+
+    /// As [`Placement::hashed`], of the part of the key before its first `?` (the whole key
+    /// when it has none): HAProxy's `balance uri`, which hashes a request target's path.
+    pub fn hashed_before_query(hasher: KeyHasher) -> Placement {
+        Placement(Rule::HashedBeforeQuery(hasher))
     }
 
     /// As [`Placement::hashed`], except that the empty key sits at position 0 without being
@@ -49,17 +64,23 @@ impl Placement {
     /// The key hasher (CRC16 for the Redis key slot).
     pub fn hasher(&self) -> KeyHasher {
         match self.0 {
-            Rule::Hashed(h) | Rule::EmptyKeyAtZero(h) => h,
+            Rule::Hashed(h) | Rule::HashedBeforeQuery(h) | Rule::EmptyKeyAtZero(h) => h,
             Rule::RedisKeySlot => KeyHasher::Crc16,
         }
     }
 
-    /// The position of `key`, truncated to `max` (a space's largest position, `2^k - 1`).
-    fn position(&self, key: &[u8], max: u64) -> u64 {
-        match self.0 {
-            Rule::EmptyKeyAtZero(_) if key.is_empty() => 0,
-            Rule::Hashed(h) | Rule::EmptyKeyAtZero(h) => h.hash(key) & max,
-            Rule::RedisKeySlot => u64::from(crate::algo::slots::key_slot(key)),
+    /// The position of `key` in `space`: its hash truncated to the space's width, or reduced
+    /// mod the entries of a table.
+    fn position(&self, key: &[u8], space: KeySpace) -> u64 {
+        let hash = match self.0 {
+            Rule::EmptyKeyAtZero(_) if key.is_empty() => return 0,
+            Rule::RedisKeySlot => return u64::from(crate::algo::slots::key_slot(key)),
+            Rule::Hashed(h) | Rule::EmptyKeyAtZero(h) => h.hash(key),
+            Rule::HashedBeforeQuery(h) => h.hash(key.split(|&b| b == b'?').next().unwrap_or(key)),
+        };
+        match space {
+            KeySpace::Table { entries } => hash % entries.max(1),
+            _ => hash & max_position(space).unwrap_or(u64::MAX),
         }
     }
 }
@@ -69,8 +90,9 @@ impl Placement {
 /// `owners[0]` also owns everything after the last point (the wrap). Of equal points the first
 /// owns the range; the others own nothing.
 ///
-/// Borrowed from the router where its own arrays already follow that rule (rings, token rings),
-/// computed once otherwise (Ketama's "strictly greater" variants, slot ranges).
+/// Borrowed from the router where its own arrays already follow that rule (rings, token rings,
+/// Envoy's ring), computed once otherwise (Ketama's "strictly greater" variants, nginx's 32-bit
+/// points, HAProxy's midpoints, slot ranges, Maglev's table).
 #[derive(Clone, Debug)]
 pub struct Arcs<'a> {
     space: KeySpace,
@@ -116,12 +138,53 @@ impl<'a> Arcs<'a> {
         arcs
     }
 
+    /// Arcs over a lookup table of `table.len()` entries (Maglev): entry `i` (the keys whose
+    /// 64-bit hash is `≡ i` mod the entry count) belongs to node `table[i]`. Runs of equal
+    /// entries become one point each. O(entries).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for an empty table.
+    pub fn from_table(table: &[u32], placement: Placement) -> Result<Arcs<'static>> {
+        if table.is_empty() {
+            return Err(Error::InvalidParameter { name: "arcs", reason: "a table needs at least one entry".into() });
+        }
+        let (mut points, mut owners) = (Vec::new(), Vec::new());
+        for (i, pair) in table.windows(2).enumerate() {
+            if pair[0] != pair[1] {
+                points.push(i as u64);
+                owners.push(pair[0]);
+            }
+        }
+        points.push(table.len() as u64 - 1);
+        owners.push(table[table.len() - 1]);
+        let space = KeySpace::Table { entries: table.len() as u64 };
+        Ok(Arcs { space, points: points.into(), owners: owners.into(), placement })
+    }
+
+    /// The same arcs, owning their points and owners (copies them when borrowed).
+    pub fn into_owned(self) -> Arcs<'static> {
+        Arcs {
+            space: self.space,
+            points: Cow::Owned(self.points.into_owned()),
+            owners: Cow::Owned(self.owners.into_owned()),
+            placement: self.placement,
+        }
+    }
+
+    /// The owner (node index) of position `position`: the owner of the first point at or after
+    /// it, wrapping to the first point. O(log P).
+    pub fn owner_at(&self, position: u64) -> u32 {
+        let i = self.points.partition_point(|&p| p < position);
+        self.owners[if i == self.points.len() { 0 } else { i }]
+    }
+
     /// The space the positions live in.
     pub fn space(&self) -> KeySpace {
         self.space
     }
 
-    /// The largest position of the space (`u64::MAX`, `u32::MAX` or 16383).
+    /// The largest position of the space (`u64::MAX`, `u32::MAX`, 16383, or a table's entry
+    /// count minus one).
     pub fn max_position(&self) -> u64 {
         max_position(self.space).unwrap_or(u64::MAX)
     }
@@ -143,7 +206,7 @@ impl<'a> Arcs<'a> {
 
     /// The position of `key` in this space: which range owns it. O(key length).
     pub fn position(&self, key: &[u8]) -> u64 {
-        self.placement.position(key, self.max_position())
+        self.placement.position(key, self.space)
     }
 
     /// Whether a key sits at the same position in `self` and `other` (same space, same
@@ -196,6 +259,7 @@ fn max_position(space: KeySpace) -> Option<u64> {
         KeySpace::Hash64 => Some(u64::MAX),
         KeySpace::Hash32 => Some(u64::from(u32::MAX)),
         KeySpace::Slots => Some(u64::from(crate::algo::slots::SLOTS) - 1),
+        KeySpace::Table { entries } => entries.checked_sub(1),
         KeySpace::Sample { .. } => None,
     }
 }
@@ -276,6 +340,27 @@ mod tests {
     }
 
     #[test]
+    fn tables_become_runs_and_place_keys_mod_the_size() {
+        let p = Placement::hashed(KeyHasher::Xxh64 { seed: 0 });
+        let t = Arcs::from_table(&[2, 2, 0, 1, 1, 1, 2], p).unwrap();
+        assert_eq!(t.space(), KeySpace::Table { entries: 7 });
+        assert_eq!((t.points(), t.owners()), (&[1, 2, 5, 6][..], &[2, 0, 1, 2][..]));
+        assert_eq!(t.owned(3), vec![1, 3, 3]);
+        let owners: Vec<u32> = (0..7).map(|i| t.owner_at(i)).collect();
+        assert_eq!(owners, [2, 2, 0, 1, 1, 1, 2]);
+        assert_eq!(t.position(b"k"), KeyHasher::Xxh64 { seed: 0 }.hash(b"k") % 7);
+        assert!(Arcs::from_table(&[], p).is_err());
+        assert!(!t.places_keys_like(&Arcs::from_table(&[0; 5], p).unwrap()));
+        let q = Placement::hashed_before_query(KeyHasher::Sdbm);
+        let a = Arcs::new(KeySpace::Hash32, vec![9], vec![0], q).unwrap();
+        assert_eq!(a.position(b"/p?x=1"), KeyHasher::Sdbm.hash(b"/p"));
+        assert_eq!(a.position(b"/p"), a.position(b"/p?"));
+        assert!(!a.places_keys_like(
+            &Arcs::new(KeySpace::Hash32, vec![9], vec![0], Placement::hashed(KeyHasher::Sdbm)).unwrap()
+        ));
+    }
+
+    #[test]
     fn bad_arcs_are_refused() {
         let p = Placement::hashed(KeyHasher::Md5);
         assert!(Arcs::new(KeySpace::Hash64, vec![], vec![], p).is_err());
@@ -283,6 +368,8 @@ mod tests {
         assert!(Arcs::new(KeySpace::Hash32, vec![1 << 40], vec![0], p).is_err());
         assert!(Arcs::new(KeySpace::Slots, vec![1], vec![0, 1], p).is_err());
         assert!(Arcs::new(KeySpace::Sample { keys: 3 }, vec![1], vec![0], p).is_err());
+        assert!(Arcs::new(KeySpace::Table { entries: 0 }, vec![0], vec![0], p).is_err());
+        assert!(Arcs::new(KeySpace::Table { entries: 3 }, vec![3], vec![0], p).is_err());
         let a = arcs(KeySpace::Hash64, &[1], &[0]);
         assert!(a.overlay(&arcs(KeySpace::Hash32, &[1], &[0]), |_, _, _, _| {}).is_err());
         assert!(!a.places_keys_like(&arcs(KeySpace::Hash32, &[1], &[0])));

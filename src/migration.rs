@@ -4,12 +4,13 @@
 //! change owner (to copy them ahead of the switch), how much each node gains and loses, and the
 //! total fraction of keys that moves.
 //!
-//! - **Routers with arcs** (ring, Ketama, token ring, Redis slots: [`Router::arcs`]):
-//!   exact ([`plan_arcs`]). The two sorted point sets are merged; every elementary range
-//!   between consecutive boundaries has one owner before and one after, so the moving ranges
-//!   (of 64-bit hashes, 32-bit hashes or slots) and the moved fraction come out exactly (u128
-//!   arithmetic), in O(P₁ + P₂) time. Both must place keys the same way
-//!   ([`Arcs::places_keys_like`]).
+//! - **Routers with arcs** (ring, Ketama, token ring, Redis slots, the nginx, HAProxy and Envoy
+//!   rings, Maglev's table: [`Router::arcs`]): exact ([`plan_arcs`]). The two sorted point
+//!   sets are merged; every elementary range between consecutive boundaries has one owner
+//!   before and one after, so the moving ranges (of 64-bit hashes, 32-bit hashes, slots or
+//!   table entries) and the moved fraction come out exactly (u128 arithmetic), in O(P₁ + P₂)
+//!   time. Both must place keys the same way ([`Arcs::places_keys_like`]: same space, same key
+//!   hash), as two configurations of one proxy do.
 //! - **Any router** ([`plan_sampled`], [`sampled_fraction`]): route a key sample through both and
 //!   compare owners by name. An estimate with binomial noise ≈ `sqrt(f(1-f)/k)` for k keys.
 //! - [`plan`] picks the exact method when both routers have arcs that place keys alike, and
@@ -52,6 +53,14 @@ pub enum KeySpace {
     Hash32,
     /// Redis Cluster slots: 16384 positions.
     Slots,
+    /// A lookup table indexed by a 64-bit key hash mod `entries` (Maglev): positions are the
+    /// entries. Entry `i` holds the hashes `≡ i (mod entries)`, so the first `2^64 mod entries`
+    /// entries hold one hash more than the others: a fraction counted in entries is off from
+    /// the fraction of hashes by less than `entries / 2^64` (4·10⁻¹⁵ at 65537 entries).
+    Table {
+        /// Entries in the table (Maglev's M).
+        entries: u64,
+    },
     /// A sample of keys: positions are keys, ranges are not available.
     Sample {
         /// Keys in the sample.
@@ -66,6 +75,7 @@ impl KeySpace {
             KeySpace::Hash64 => 1u128 << 64,
             KeySpace::Hash32 => 1u128 << 32,
             KeySpace::Slots => 16384,
+            KeySpace::Table { entries } => u128::from(entries),
             KeySpace::Sample { keys } => keys as u128,
         }
     }
@@ -85,8 +95,8 @@ struct Range {
     to: u32,
 }
 
-/// A moving range as returned by [`MigrationPlan::moves`]: positions `start..=end` (hashes or
-/// slots, in the plan's [`KeySpace`]) go from node `from` to node `to`.
+/// A moving range as returned by [`MigrationPlan::moves`]: positions `start..=end` (hashes,
+/// slots or table entries, in the plan's [`KeySpace`]) go from node `from` to node `to`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Move<'a> {
     /// First position of the range.
@@ -153,7 +163,7 @@ impl MigrationPlan {
         self.space.is_exact()
     }
 
-    /// Positions (hashes, slots, or sampled keys) that change owner.
+    /// Positions (hashes, slots, table entries, or sampled keys) that change owner.
     pub fn moved_units(&self) -> u128 {
         self.moved
     }
@@ -204,6 +214,7 @@ impl MigrationPlan {
             KeySpace::Hash64 => "exact, 64-bit hash circle".to_owned(),
             KeySpace::Hash32 => "exact, 32-bit hash circle".to_owned(),
             KeySpace::Slots => "exact, 16384 slots".to_owned(),
+            KeySpace::Table { entries } => format!("exact, {entries}-entry table"),
             KeySpace::Sample { keys } => format!("estimated from {keys} keys"),
         };
         writeln!(
@@ -245,7 +256,7 @@ impl fmt::Display for MigrationPlan {
             writeln!(f, "{} moving ranges (start..=end from -> to):", self.ranges.len())?;
             let digits = match self.space {
                 KeySpace::Hash32 => 8,
-                KeySpace::Slots => 0,
+                KeySpace::Slots | KeySpace::Table { .. } => 0,
                 _ => 16,
             };
             for m in self.moves() {
@@ -457,7 +468,8 @@ pub fn default_sample(count: usize) -> Vec<Vec<u8>> {
 
 /// The best plan available: exact ([`plan_arcs`]) for two routers with [`Router::arcs`] that
 /// place keys alike (two rings with the same hasher, two Ketama continuums with the same key
-/// hash, two token rings, two slot layouts); otherwise estimated from [`DEFAULT_SAMPLE`] keys
+/// hash, two token rings, two slot layouts, two nginx, HAProxy or Envoy rings with the same key
+/// hash, two Maglev tables of one size and hasher); otherwise estimated from [`DEFAULT_SAMPLE`] keys
 /// of [`default_sample`]. Works the same through `&dyn Router` and
 /// [`AnyRouter`](crate::AnyRouter).
 ///
@@ -566,6 +578,24 @@ mod tests {
         assert!(!p.is_exact());
         assert!(p.moved_fraction() > 0.2);
         assert!(plan_sampled(&a, &b, &[]).is_err());
+    }
+
+    #[test]
+    fn maglev_tables_of_one_size_plan_exactly() {
+        let a = crate::Maglev::builder().table_size(251).nodes(["a", "b", "c"]).build().unwrap();
+        let b = a.with_node(Node::new("d")).unwrap();
+        let p = plan(&a, &b).unwrap();
+        assert_eq!(p.space(), KeySpace::Table { entries: 251 });
+        let differ = a
+            .table()
+            .iter()
+            .zip(b.table())
+            .filter(|(x, y)| a.node_name(NodeId::from_index(**x)) != b.node_name(NodeId::from_index(**y)))
+            .count();
+        assert_eq!(p.moved_units(), differ as u128);
+        assert!(p.to_string().starts_with("migration maglev -> maglev (exact, 251-entry table): "), "{p}");
+        let other_size = crate::Maglev::builder().table_size(257).nodes(["a", "b", "c"]).build().unwrap();
+        assert!(!plan(&a, &other_size).unwrap().is_exact());
     }
 
     #[test]

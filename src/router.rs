@@ -109,9 +109,11 @@ pub trait Router: Send + Sync {
     }
 
     /// How the router divides its key-position space, for routers that cut it into ranges
-    /// (ring, Ketama, token ring, Redis slots): what exact migration plans and exact loads are
-    /// computed from. `None` (the default) for the others. Cost: borrowed for rings and token
-    /// rings, O(points) for Ketama and slots.
+    /// (ring, Ketama, token ring, Redis slots, the nginx, HAProxy and Envoy rings) or a lookup
+    /// table (Maglev): what exact migration plans and exact loads are computed from. `None`
+    /// (the default) for the others. Cost: borrowed for rings, token rings and Envoy's ring,
+    /// O(points) for Ketama, slots and nginx, O(points log points) for HAProxy (its
+    /// nearest-point rule becomes midpoint boundaries), O(table size) for Maglev.
     fn arcs(&self) -> Option<Arcs<'_>> {
         None
     }

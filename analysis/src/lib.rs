@@ -44,19 +44,17 @@ use hashroute::Result;
 use hashroute::{AnyRouter, Router};
 
 /// How evenly `router` spreads keys over its nodes (loads relative to each node's weight
-/// share): exact from its arcs or table for ring, Ketama, Redis slots and Maglev, else from
-/// `sample_keys` routed keys (sampling noise ≈ `sqrt((N - 1) / sample_keys)` of the mean).
-/// Cost: O(points) exact, `sample_keys` routes otherwise.
+/// share): exact from its structure ([`Router::arcs`]: ring, Ketama, token ring, Redis slots,
+/// the nginx, HAProxy and Envoy rings, Maglev's table), else from `sample_keys` routed keys
+/// (sampling noise ≈ `sqrt((N - 1) / sample_keys)` of the mean). Cost: O(points) exact,
+/// `sample_keys` routes otherwise.
 ///
 /// # Errors
 /// None in practice for the crate's routers; the `Result` covers future load models.
 pub fn balance(router: &AnyRouter, sample_keys: usize) -> Result<Balance> {
     let shares: Vec<f64> = router.nodes().iter().map(|(_, n)| n.weight()).collect();
-    if let Ok(p) = sweep::partition_of(router) {
+    if let Some(p) = partition::Partition::of(router) {
         return Ok(Balance::from_loads(&p.loads(), &shares));
-    }
-    if let Ok(t) = sweep::table_of(router) {
-        return Ok(Balance::from_loads(&t.loads(), &shares));
     }
     let mut counts = vec![0f64; router.node_count()];
     let mut rng = rng::SplitMix64::new(0x6B65_7973);
@@ -66,20 +64,15 @@ pub fn balance(router: &AnyRouter, sample_keys: usize) -> Result<Balance> {
     Ok(Balance::from_loads(&counts, &shares))
 }
 
-/// The fraction of keys that change owner from `before` to `after`, against the ideal:
-/// exact from arcs for rings, Ketama and Redis slots (and tables for Maglev), else over
+/// The fraction of keys that change owner from `before` to `after`, against the ideal: exact
+/// from the structures of two routers whose [`Router::arcs`] place keys alike, else over
 /// `sample_keys` random keys.
 ///
 /// # Errors
 /// None in practice; the `Result` covers future load models.
 pub fn movement(before: &AnyRouter, after: &AnyRouter, sample_keys: usize) -> Result<Movement> {
-    if let (Ok(a), Ok(b)) = (sweep::partition_of(before), sweep::partition_of(after)) {
-        return Ok(a.movement(&b));
-    }
-    if let (Ok(a), Ok(b)) = (sweep::table_of(before), sweep::table_of(after)) {
-        if let Some(m) = a.movement(&b) {
-            return Ok(m);
-        }
+    if let Some(m) = partition::exact_movement(before, after) {
+        return Ok(m);
     }
     Ok(sweep::sampled_movement(before, after, sample_keys.max(1), 0x6D6F))
 }

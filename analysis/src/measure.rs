@@ -15,8 +15,8 @@ use crate::request::{Cluster, Effort, Grow, Request};
 use crate::rng::SplitMix64;
 use crate::stats::{median, quantile};
 use crate::sweep::{
-    balance_cell, candidates, cluster_balance, cluster_names, lookup_ns, partition_of, ring_candidate, sample_keys,
-    sampled_movement, table_of, token_ring_candidate, BalanceCell, Candidate, LoadModel, SweepConfig,
+    balance_cell, candidates, cluster_balance, cluster_names, lookup_ns, ring_candidate, sample_keys, sampled_movement,
+    token_ring_candidate, BalanceCell, Candidate, LoadModel, SweepConfig,
 };
 
 /// One measured candidate.
@@ -385,16 +385,10 @@ impl<'a> Measurer<'a> {
     }
 }
 
-/// The moved fraction over the ideal between two routers: exact from arcs or tables, else
-/// `keys` sampled keys.
+/// The moved fraction over the ideal between two routers: exact from their structures
+/// ([`hashroute::Router::arcs`]) when they place keys alike, else `keys` sampled keys.
 fn movement(a: &AnyRouter, b: &AnyRouter, keys: usize, seed: u64) -> Result<f64> {
-    let m: Movement = if let (Ok(pa), Ok(pb)) = (partition_of(a), partition_of(b)) {
-        pa.movement(&pb)
-    } else if let Some(m) = table_of(a).ok().zip(table_of(b).ok()).and_then(|(ta, tb)| ta.movement(&tb)) {
-        m
-    } else {
-        sampled_movement(a, b, keys, seed)
-    };
+    let m: Movement = crate::partition::exact_movement(a, b).unwrap_or_else(|| sampled_movement(a, b, keys, seed));
     Ok(m.ratio())
 }
 

@@ -1,86 +1,48 @@
-//! Exact load and key-movement arithmetic for routers that cut the hash circle into arcs.
+//! Exact load and key-movement arithmetic from a router's structure, read through the kernel's
+//! [`Router::arcs`]: one engine, in integers, for every router that divides its key space
+//! (ring, Ketama, token ring, Redis slots, the nginx, HAProxy and Envoy rings, Maglev's table).
 //!
-//! A ring-like router (ring, Ketama, Redis slots) owns a key when the key's hash falls in one
-//! of its arcs, so with uniformly distributed key hashes a node's expected load is exactly the
-//! total length of its arcs, and the fraction of keys that move between two routers is exactly
-//! the length of the circle where their owners' *names* differ. Computing these from the points
-//! replaces sampling noise with exact answers and costs O(points) instead of O(keys).
+//! With uniformly distributed key hashes a node's expected load is exactly the size of what it
+//! owns (arcs of a 64- or 32-bit circle, slots, table entries), and the fraction of keys that
+//! move between two routers that place keys alike is exactly the part of the space where their
+//! owners' *names* differ. Computing these from the structure replaces sampling noise with
+//! exact answers and costs O(points) instead of O(keys).
 
 use hashroute::arcs::{Arcs, Placement};
 use hashroute::migration::KeySpace;
-use hashroute::{AnyRouter, KeyHasher, NodeSet, Ring, Router};
+use hashroute::{KeyHasher, NodeSet, Ring, Router};
 
-/// The circle `[0, 2^64)` as a sorted list of points; point `i` owns `(points[i-1], points[i]]`
-/// and point 0 also owns everything after the last point (the wrap), exactly like
-/// [`Ring::point_index`]. Equal points: the first one owns the arc, the others own nothing.
+/// A router's [`Arcs`] (owned) with the node set their owners index into.
 #[derive(Clone, Debug)]
 pub struct Partition {
     nodes: NodeSet,
-    points: Vec<u64>,
-    owners: Vec<u32>,
+    arcs: Arcs<'static>,
 }
 
-/// The circle's length, 2^64, as a float.
-const CIRCLE: f64 = 18_446_744_073_709_551_616.0;
-
 impl Partition {
-    /// A partition from sorted `points` and their `owners` (indices into `nodes`).
+    /// The exact partition of any router with [`Router::arcs`]; `None` for the others. Costs
+    /// what `arcs()` costs plus a copy of the points (12 bytes per point).
+    pub fn of<R: Router + ?Sized>(router: &R) -> Option<Partition> {
+        let arcs = router.arcs()?.into_owned();
+        Some(Partition { nodes: router.nodes().clone(), arcs })
+    }
+
+    /// A partition of the 64-bit circle from sorted `points` and their `owners` (indices into
+    /// `nodes`): point `i` owns `(points[i-1], points[i]]`, point 0 also the wrap.
     ///
     /// # Panics
     /// If `points` is empty, the lengths differ, `points` is not sorted, or an owner is out of
-    /// range — the callers build these from routers that guarantee all four.
+    /// range (for hand-built partitions in tests; routers' come from [`Partition::of`]).
     pub fn new(nodes: NodeSet, points: Vec<u64>, owners: Vec<u32>) -> Partition {
-        assert!(!points.is_empty(), "Partition::new: no points");
-        assert_eq!(points.len(), owners.len(), "Partition::new: one owner per point");
-        assert!(points.windows(2).all(|w| w[0] <= w[1]), "Partition::new: points must be sorted");
         assert!(owners.iter().all(|&o| (o as usize) < nodes.len()), "Partition::new: owner out of range");
-        Partition { nodes, points, owners }
+        let placement = Placement::hashed(KeyHasher::default());
+        let arcs = Arcs::new(KeySpace::Hash64, points, owners, placement).expect("Partition::new: valid arcs");
+        Partition { nodes, arcs }
     }
 
     /// The exact partition of a [`Ring`] (copies its points: 12 bytes per point).
     pub fn from_ring(ring: &Ring) -> Partition {
-        Partition::new(ring.nodes().clone(), ring.points().to_vec(), ring.owners().to_vec())
-    }
-
-    /// A router's [`Arcs`] on the 64-bit circle: 32-bit positions `p` own up to
-    /// `p · 2^32 + 2^32 − 1`, slot `s` of 16384 owns the `s`-th 1/16384 of the circle.
-    pub fn from_arcs(nodes: NodeSet, arcs: &Arcs<'_>) -> Partition {
-        let scale = |p: u64| match arcs.space() {
-            KeySpace::Hash32 => (p << 32) | 0xFFFF_FFFF,
-            KeySpace::Slots => ((p + 1) << 50).wrapping_sub(1),
-            _ => p,
-        };
-        Partition::new(nodes, arcs.points().iter().map(|&p| scale(p)).collect(), arcs.owners().to_vec())
-    }
-
-    /// A partition from points on a 32-bit circle (Ketama). With `strict == false` a point `p`
-    /// owns the 32-bit key hashes `h <= p` (libketama), which on the 64-bit circle is everything
-    /// up to `p · 2^32 + 2^32 − 1`; with `strict == true` it owns `h < p` (uhashring, Python
-    /// hash_ring), i.e. up to `p · 2^32 − 1` (a point at 0 then owns only what wraps to it, which
-    /// the mapping rounds to one 2^-64 sliver).
-    ///
-    /// # Panics
-    /// As [`Partition::new`].
-    pub fn from_u32_points(nodes: NodeSet, points: &[u32], owners: Vec<u32>, strict: bool) -> Partition {
-        let points = points
-            .iter()
-            .map(|&p| if strict { (u64::from(p) << 32).saturating_sub(1) } else { (u64::from(p) << 32) | 0xFFFF_FFFF })
-            .collect();
-        Partition::new(nodes, points, owners)
-    }
-
-    /// A partition from a slot table (Redis Cluster's 16384 slots): slot `s` of `S` owns the
-    /// `s`-th `1/S` of the circle. `S` must be a power of two so the arcs are exact.
-    ///
-    /// # Panics
-    /// If `slot_owners` is empty or its length is not a power of two; as [`Partition::new`].
-    pub fn from_slots(nodes: NodeSet, slot_owners: &[u32]) -> Partition {
-        let s = slot_owners.len();
-        assert!(s.is_power_of_two(), "Partition::from_slots: slot count must be a power of two");
-        let shift = 64 - s.trailing_zeros();
-        let points =
-            (0..s as u64).map(|i| if shift == 64 { u64::MAX } else { ((i + 1) << shift).wrapping_sub(1) }).collect();
-        Partition::new(nodes, points, slot_owners.to_vec())
+        Partition::of(ring).expect("a ring has arcs")
     }
 
     /// The node set the owners index into.
@@ -88,9 +50,14 @@ impl Partition {
         &self.nodes
     }
 
+    /// The kernel's arcs this partition reads.
+    pub fn arcs(&self) -> &Arcs<'static> {
+        &self.arcs
+    }
+
     /// Number of points.
     pub fn len(&self) -> usize {
-        self.points.len()
+        self.arcs.points().len()
     }
 
     /// Always `false`: a partition has at least one point.
@@ -98,124 +65,107 @@ impl Partition {
         false
     }
 
-    /// Length of the arc owned by point `i`, out of 2^64.
-    #[inline]
-    fn arc(&self, i: usize) -> u128 {
-        if i == 0 {
-            (1u128 << 64) + u128::from(self.points[0]) - u128::from(self.points[self.points.len() - 1])
-        } else {
-            u128::from(self.points[i] - self.points[i - 1])
-        }
-    }
-
-    /// Each node's exact share of uniformly hashed keys (fractions summing to 1). O(points).
+    /// Each node's exact share of uniformly hashed keys (fractions summing to 1): what it owns
+    /// over the size of the space, from integer counts. O(points).
     pub fn loads(&self) -> Vec<f64> {
-        let mut acc = vec![0u128; self.nodes.len()];
-        for i in 0..self.points.len() {
-            acc[self.owners[i] as usize] += self.arc(i);
-        }
-        acc.into_iter().map(|a| a as f64 / CIRCLE).collect()
-    }
-
-    /// Visits the common refinement of two partitions: every maximal arc on which both have a
-    /// single owner, as `(length, owner in self, owner in other)` ([`overlay`]; the arc that
-    /// wraps past 2^64 comes as two pieces). O(P + Q).
-    fn overlay(&self, other: &Partition, mut f: impl FnMut(u128, u32, u32)) {
-        fn arcs(p: &Partition) -> Arcs<'_> {
-            let placement = Placement::hashed(KeyHasher::default());
-            Arcs::new(KeySpace::Hash64, &p.points[..], &p.owners[..], placement).expect("a partition is valid arcs")
-        }
-        let visit = |start: u64, end: u64, oa, ob| f(u128::from(end) - u128::from(start) + 1, oa, ob);
-        arcs(self).overlay(&arcs(other), visit).expect("both on the 64-bit circle");
+        let size = self.arcs.space().size() as f64;
+        self.arcs.owned(self.nodes.len()).into_iter().map(|a| a as f64 / size).collect()
     }
 
     /// Exactly how keys move from `self` to `other`, matching nodes by **name** (ids differ
-    /// between node sets). O(P + Q).
+    /// between node sets); `None` when the two place keys differently (another space or key
+    /// hash: compare by sampling). O(P + Q).
+    pub fn try_movement(&self, other: &Partition) -> Option<Movement> {
+        exact_movement_of((&self.arcs, &self.nodes), (&other.arcs, &other.nodes))
+    }
+
+    /// [`Partition::try_movement`] for two partitions known to place keys alike (the sweep's:
+    /// one candidate built over two node sets).
+    ///
+    /// # Panics
+    /// If they place keys differently.
     pub fn movement(&self, other: &Partition) -> Movement {
-        let to_self: Vec<Option<u32>> =
-            other.nodes.iter().map(|(_, n)| self.nodes.id_of(n.name()).map(|id| id.as_u32())).collect();
-        let mut moved = 0u128;
-        let mut lost_to = vec![0u128; other.nodes.len()];
-        let mut lost = 0u128;
-        let gone: Vec<bool> = self.nodes.iter().map(|(_, n)| other.nodes.id_of(n.name()).is_none()).collect();
-        self.overlay(other, |len, oa, ob| {
-            if to_self[ob as usize] != Some(oa) {
-                moved += len;
-            }
-            if gone[oa as usize] {
-                lost += len;
-                lost_to[ob as usize] += len;
-            }
-        });
-        let max_taken = lost_to.iter().copied().max().unwrap_or(0);
-        Movement {
-            moved: moved as f64 / CIRCLE,
-            ideal: ideal_movement(&shares_by_name(&self.nodes), &shares_by_name(&other.nodes)),
-            failure_spread: if lost > 0 { Some(max_taken as f64 / lost as f64) } else { None },
-        }
+        self.try_movement(other).expect("Partition::movement: the two place keys differently")
     }
 }
 
-/// A lookup table indexed by `hash mod M` (Maglev): entry `i` owns the key hashes `≡ i (mod M)`,
-/// so a node's load is its entry count over `M` (the `2^64 mod M` bias is below `M / 2^64`) and
-/// two tables of the same size move exactly the entries whose owner's name differs.
+/// A router whose structure is a lookup table indexed by `hash mod M` (Maglev): entry `i` owns
+/// the key hashes `≡ i (mod M)`, so a node's load is its entry count over `M` (the `2^64 mod M`
+/// bias is below `M / 2^64`) and two tables of the same size move exactly the entries whose
+/// owner's name differs. A [`Partition`] over a [`KeySpace::Table`].
 #[derive(Clone, Debug)]
-pub struct ModTable {
-    nodes: NodeSet,
-    table: Vec<u32>,
-}
+pub struct ModTable(Partition);
 
 impl ModTable {
+    /// The table of a router whose [`Router::arcs`] are over a [`KeySpace::Table`]; `None` for
+    /// the others. O(M).
+    pub fn of<R: Router + ?Sized>(router: &R) -> Option<ModTable> {
+        let p = Partition::of(router)?;
+        matches!(p.arcs.space(), KeySpace::Table { .. }).then_some(ModTable(p))
+    }
+
     /// A table of owners (indices into `nodes`).
     ///
     /// # Panics
     /// If `table` is empty or an owner is out of range.
     pub fn new(nodes: NodeSet, table: Vec<u32>) -> ModTable {
-        assert!(!table.is_empty(), "ModTable::new: empty table");
         assert!(table.iter().all(|&o| (o as usize) < nodes.len()), "ModTable::new: owner out of range");
-        ModTable { nodes, table }
+        let arcs = Arcs::from_table(&table, Placement::hashed(KeyHasher::default())).expect("ModTable::new: entries");
+        ModTable(Partition { nodes, arcs })
     }
 
     /// The node set the owners index into.
     pub fn nodes(&self) -> &NodeSet {
-        &self.nodes
+        self.0.nodes()
     }
 
     /// Each node's exact share of uniformly hashed keys. O(M).
     pub fn loads(&self) -> Vec<f64> {
-        let mut counts = vec![0u64; self.nodes.len()];
-        for &o in &self.table {
-            counts[o as usize] += 1;
-        }
-        counts.into_iter().map(|c| c as f64 / self.table.len() as f64).collect()
+        self.0.loads()
     }
 
-    /// Exactly how keys move between two tables of the same size, matching nodes by name.
-    /// `None` when the sizes differ (then keys must be sampled).
+    /// Exactly how keys move between two tables of the same size and key hash, matching nodes
+    /// by name. `None` when they differ (then keys must be sampled).
     pub fn movement(&self, other: &ModTable) -> Option<Movement> {
-        if self.table.len() != other.table.len() {
-            return None;
-        }
-        let to_self: Vec<Option<u32>> =
-            other.nodes.iter().map(|(_, n)| self.nodes.id_of(n.name()).map(|id| id.as_u32())).collect();
-        let gone: Vec<bool> = self.nodes.iter().map(|(_, n)| other.nodes.id_of(n.name()).is_none()).collect();
-        let (mut moved, mut lost) = (0u64, 0u64);
-        let mut lost_to = vec![0u64; other.nodes.len()];
-        for (&a, &b) in self.table.iter().zip(&other.table) {
-            if to_self[b as usize] != Some(a) {
-                moved += 1;
-            }
-            if gone[a as usize] {
-                lost += 1;
-                lost_to[b as usize] += 1;
-            }
-        }
-        Some(Movement {
-            moved: moved as f64 / self.table.len() as f64,
-            ideal: ideal_movement(&shares_by_name(&self.nodes), &shares_by_name(&other.nodes)),
-            failure_spread: (lost > 0).then(|| *lost_to.iter().max().unwrap_or(&0) as f64 / lost as f64),
-        })
+        self.0.try_movement(&other.0)
     }
+}
+
+/// Exactly how keys move between two routers' structures, matching nodes by name: `None` unless
+/// both have [`Router::arcs`] that place keys alike. O(P + Q).
+pub(crate) fn exact_movement(before: &dyn Router, after: &dyn Router) -> Option<Movement> {
+    let (a, b) = (before.arcs()?, after.arcs()?);
+    exact_movement_of((&a, before.nodes()), (&b, after.nodes()))
+}
+
+/// The movement between two arcs over their node sets, by name; `None` unless they place keys
+/// alike. Walks the common refinement of both ([`Arcs::overlay`]) in integers. O(P + Q).
+fn exact_movement_of(before: (&Arcs<'_>, &NodeSet), after: (&Arcs<'_>, &NodeSet)) -> Option<Movement> {
+    let ((a, a_nodes), (b, b_nodes)) = (before, after);
+    if !a.places_keys_like(b) {
+        return None;
+    }
+    let to_a: Vec<Option<u32>> = b_nodes.iter().map(|(_, n)| a_nodes.id_of(n.name()).map(|id| id.as_u32())).collect();
+    let gone: Vec<bool> = a_nodes.iter().map(|(_, n)| b_nodes.id_of(n.name()).is_none()).collect();
+    let (mut moved, mut lost) = (0u128, 0u128);
+    let mut lost_to = vec![0u128; b_nodes.len()];
+    a.overlay(b, |start, end, oa, ob| {
+        let len = u128::from(end) - u128::from(start) + 1;
+        if to_a[ob as usize] != Some(oa) {
+            moved += len;
+        }
+        if gone[oa as usize] {
+            lost += len;
+            lost_to[ob as usize] += len;
+        }
+    })
+    .ok()?;
+    let max_taken = lost_to.iter().copied().max().unwrap_or(0);
+    Some(Movement {
+        moved: moved as f64 / a.space().size() as f64,
+        ideal: ideal_movement(&shares_by_name(a_nodes), &shares_by_name(b_nodes)),
+        failure_spread: (lost > 0).then(|| max_taken as f64 / lost as f64),
+    })
 }
 
 /// The fraction of keys that moved between two routers, against the least any algorithm could
@@ -255,37 +205,6 @@ pub(crate) fn shares_by_name(nodes: &NodeSet) -> Vec<(String, f64)> {
 pub(crate) fn ideal_movement(before: &[(String, f64)], after: &[(String, f64)]) -> f64 {
     let old: std::collections::HashMap<&str, f64> = before.iter().map(|(n, s)| (n.as_str(), *s)).collect();
     after.iter().map(|(n, s)| (s - old.get(n.as_str()).copied().unwrap_or(0.0)).max(0.0)).sum()
-}
-
-/// The exact arc partition of the proxy rings, for uniformly distributed key hashes: nginx and
-/// Envoy own the arc up to each point; HAProxy's nearest-node rule makes node i own the hashes
-/// from just past the midpoint before it up to the midpoint after it,
-/// `p_i + ⌊(p_{i+1} − p_i) / 2⌋` (ties to the earlier node, as the lookup breaks them).
-/// `None` for other routers.
-pub(crate) fn of_proxy(router: &AnyRouter) -> Option<Partition> {
-    let r = match router {
-        AnyRouter::Nginx(r) => {
-            return Some(Partition::from_u32_points(r.nodes().clone(), r.points(), r.owners().to_vec(), false))
-        }
-        AnyRouter::EnvoyRing(r) => {
-            return Some(Partition::new(r.nodes().clone(), r.points().to_vec(), r.owners().to_vec()))
-        }
-        AnyRouter::Haproxy(r) => r,
-        _ => return None,
-    };
-    let (points, owners) = (r.points(), r.owners());
-    let len = points.len();
-    let mut pairs: Vec<(u32, u32)> = (0..len)
-        .map(|i| {
-            let gap = points[(i + 1) % len].wrapping_sub(points[i]);
-            // A single node (gap 0 to itself) owns the whole circle.
-            let gap = if len == 1 { u32::MAX } else { gap };
-            (points[i].wrapping_add(gap / 2), owners[i])
-        })
-        .collect();
-    pairs.sort_by_key(|&(b, _)| b);
-    let (bounds, owners): (Vec<u32>, Vec<u32>) = pairs.into_iter().unzip();
-    Some(Partition::from_u32_points(r.nodes().clone(), &bounds, owners, false))
 }
 
 #[cfg(test)]
@@ -333,12 +252,19 @@ mod tests {
     }
 
     #[test]
-    fn slots_and_u32_points_scale_exactly() {
-        let s = Partition::from_slots(set(&["a", "b"]), &[0, 0, 0, 1]);
-        assert_eq!(s.loads(), vec![0.75, 0.25]);
-        let k = Partition::from_u32_points(set(&["a", "b"]), &[u32::MAX / 2, u32::MAX], vec![0, 1], false);
-        let l = k.loads();
-        assert!((l[0] - 0.5).abs() < 1e-9 && (l[1] - 0.5).abs() < 1e-9);
+    fn tables_and_32_bit_circles_come_from_the_kernel() {
+        let m = hashroute::Maglev::builder().table_size(101).nodes(["a", "b", "c"]).build().unwrap();
+        let t = ModTable::of(&m).unwrap();
+        let counts: Vec<f64> =
+            (0..3u32).map(|i| m.table().iter().filter(|&&o| o == i).count() as f64 / 101.0).collect();
+        assert_eq!(t.loads(), counts);
+        assert!(ModTable::of(&Ring::from_names(["a"]).unwrap()).is_none());
+        let n = hashroute::Nginx::from_names(["a:1", "b:2"]).unwrap();
+        let p = Partition::of(&n).unwrap();
+        assert_eq!(p.arcs().space(), KeySpace::Hash32);
+        assert!((p.loads().iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        // Two routers that place keys differently have no exact movement.
+        assert!(p.try_movement(&Partition::from_ring(&Ring::from_names(["a:1"]).unwrap())).is_none());
     }
 
     #[test]
@@ -362,7 +288,29 @@ mod tests {
 #[cfg(test)]
 mod partition_tests {
     use super::*;
-    use hashroute::{EnvoyRing, Haproxy, Nginx, Node};
+    use hashroute::{AnyRouter, EnvoyRing, Haproxy, Maglev, Nginx, Node};
+
+    /// The analysis's exact movement is the kernel's exact migration plan: one engine.
+    #[test]
+    fn movement_is_the_kernels_plan() {
+        let names = ["10.0.0.1:80", "10.0.0.2:80", "10.0.0.3:80", "10.0.0.4:80"];
+        let routers: [AnyRouter; 4] = [
+            Nginx::from_names(names).unwrap().into(),
+            Haproxy::from_names(names).unwrap().into(),
+            EnvoyRing::from_names(names).unwrap().into(),
+            Maglev::builder().table_size(1009).nodes(names).build().unwrap().into(),
+        ];
+        for a in routers {
+            let b = a.with_node(Node::new("10.0.0.5:80")).unwrap();
+            let plan = hashroute::migration::plan(&a, &b).unwrap();
+            assert!(plan.is_exact(), "{}", a.algorithm());
+            let m = crate::movement(&a, &b, 1).unwrap();
+            assert_eq!(m.moved, plan.moved_fraction(), "{}", a.algorithm());
+            let loads = Partition::of(&b).unwrap().loads();
+            let after: Vec<f64> = b.nodes().iter().map(|(_, n)| plan.share(n.name()).unwrap().after).collect();
+            assert_eq!(loads, after, "{}", a.algorithm());
+        }
+    }
 
     /// Each node's exact arc load equals the share of uniformly random hashes it is routed
     /// (within sampling noise), for every proxy ring.
@@ -386,9 +334,9 @@ mod partition_tests {
             counts[1][n.route_hash32(z as u32).index()] += 1.0;
             counts[2][e.route_hash(z).unwrap().index()] += 1.0;
         }
-        let routers: [AnyRouter; 3] = [h.clone().into(), n.clone().into(), e.clone().into()];
+        let routers: [hashroute::AnyRouter; 3] = [h.clone().into(), n.clone().into(), e.clone().into()];
         for (r, counts) in routers.iter().zip(&counts) {
-            let loads = of_proxy(r).unwrap().loads();
+            let loads = Partition::of(r).unwrap().loads();
             let total: f64 = loads.iter().sum();
             for (i, (&load, &c)) in loads.iter().zip(counts).enumerate() {
                 let sampled = c / f64::from(SAMPLES);

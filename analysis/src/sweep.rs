@@ -159,30 +159,24 @@ impl Candidate {
     }
 }
 
-/// The exact circle partition of a router whose keys fall on arcs (ring, Ketama, Redis slots,
-/// and the proxies' nginx, HAProxy and Envoy rings), for uniformly distributed key hashes.
+/// The exact partition of a router with a structure ([`Router::arcs`]: ring, Ketama, Redis
+/// slots, token ring, the proxies' nginx, HAProxy and Envoy rings, Maglev's table), for
+/// uniformly distributed key hashes.
 ///
 /// # Errors
 /// [`Error::Unsupported`] for any other router.
 pub fn partition_of(router: &AnyRouter) -> Result<Partition> {
-    if let Some(arcs) = router.arcs() {
-        return Ok(Partition::from_arcs(router.nodes().clone(), &arcs));
-    }
-    if let Some(p) = crate::partition::of_proxy(router) {
-        return Ok(p);
-    }
-    Err(Error::Unsupported { algorithm: router.algorithm().name(), operation: "exact arc loads" })
+    Partition::of(router)
+        .ok_or_else(|| Error::Unsupported { algorithm: router.algorithm().name(), operation: "exact arc loads" })
 }
 
-/// The exact `hash mod M` table of a Maglev router.
+/// The exact `hash mod M` table of a router whose arcs are a lookup table (Maglev).
 ///
 /// # Errors
 /// [`Error::Unsupported`] for any other router.
 pub fn table_of(router: &AnyRouter) -> Result<ModTable> {
-    match router {
-        AnyRouter::Maglev(m) => Ok(ModTable::new(m.nodes().clone(), m.table().to_vec())),
-        other => Err(Error::Unsupported { algorithm: other.algorithm().name(), operation: "an exact lookup table" }),
-    }
+    ModTable::of(router)
+        .ok_or_else(|| Error::Unsupported { algorithm: router.algorithm().name(), operation: "an exact lookup table" })
 }
 
 /// Every router configuration the sweep, the report and the recommendation measure, built from

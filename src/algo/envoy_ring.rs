@@ -26,9 +26,11 @@ use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
 use crate::algorithm::Algorithm;
+use crate::arcs::{Arcs, Placement};
 use crate::circle::{Circle, MAX_POINTS};
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
+use crate::migration::KeySpace;
 use crate::node::{Node, NodeId, NodeSet};
 use crate::router::Router;
 use crate::Builder;
@@ -44,6 +46,8 @@ pub(crate) const DEFAULT_MAX_RING_SIZE: u64 = 8 * 1024 * 1024;
 ///   `max(minimum_ring_size, …)` entries; `route_hash` skips the hash. Memory: 12 bytes per
 ///   entry. Build: one hash per entry and a sort.
 /// - **Guarantees**: the ring, entry counts and picks of Envoy's ring hash tests.
+/// - **Structure**: [`Router::arcs`] on the 64-bit circle of request hashes, borrowed, so
+///   [`migration::plan`](crate::migration::plan) between two rings is exact.
 ///
 /// ```
 /// use hashroute::{EnvoyRing, Router};
@@ -334,6 +338,13 @@ impl Router for EnvoyRing {
         let start = self.circle.successor(self.hasher.hash(key));
         self.circle.walk_clockwise_then(start, n, 0..n as u32, visit);
         Ok(())
+    }
+    /// The entries on the 64-bit circle of request hashes (what [`Router::route_hash`] takes;
+    /// `route` places a key at its XXH64): a hash is owned by the first entry at or after it,
+    /// Envoy's own rule. Borrowed: no cost.
+    fn arcs(&self) -> Option<Arcs<'_>> {
+        let placement = Placement::hashed(self.hasher);
+        (!self.points().is_empty()).then(|| Arcs::trusted(KeySpace::Hash64, self.points(), self.owners(), placement))
     }
 }
 

@@ -27,9 +27,11 @@ use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
 use crate::algorithm::Algorithm;
+use crate::arcs::{Arcs, Placement};
 use crate::circle::{Circle, MAX_POINTS};
 use crate::error::{Error, Result};
 use crate::hash::{haproxy_full_hash, KeyHasher};
+use crate::migration::KeySpace;
 use crate::node::{Node, NodeId, NodeSet, Visited};
 use crate::router::Router;
 use crate::Builder;
@@ -50,6 +52,9 @@ const ID_LABEL: &str = Haproxy::ID_LABEL;
 /// - **Guarantees**: the server HAProxy 2.6.12 picks for every key when all servers are up
 ///   (`../shared/vectors/haproxy_consistent.csv`). Keys that equal the same path up to `?` go
 ///   to the same server.
+/// - **Structure**: [`Router::arcs`] on the 32-bit circle of key hashes (the nearest-node rule
+///   as midpoint boundaries), so [`migration::plan`](crate::migration::plan) between two
+///   backends with the same hash and `whole` setting is exact.
 ///
 /// ```
 /// use hashroute::{Haproxy, Router};
@@ -305,6 +310,35 @@ impl Haproxy {
         self.keep_ids(self.nodes.with_weight(name, weight)?)
     }
 
+    /// The nearest-node rule as "first boundary at or after" arcs on the 32-bit circle. Between
+    /// two consecutive distinct points `p < q` (the gap past the last point wraps, `2^32 − last +
+    /// first`), a hash `h` goes to the point before when `h − p ≤ q − h`, i.e. up to `p +
+    /// ⌊(q − p)/2⌋`: so point `i` gets the boundary `points[i] + ⌊gap_i / 2⌋` (mod 2^32) and,
+    /// sorted stably, the boundaries follow the "at or after, first of equal owns" rule (of
+    /// equal points the first takes the hashes below them, the last those above, as the lookup
+    /// does). When every point is equal the lookup's `prev` is the last point itself: it owns
+    /// `p ..= p + 2^31`, the first point the rest. O(points log points); the circle must not be
+    /// empty.
+    fn nearest_as_arcs(&self) -> (Vec<u64>, Vec<u32>) {
+        let (points, owners) = (self.circle.points(), self.circle.owners());
+        let (first, last) = (points[0], points[points.len() - 1]);
+        let mut pairs: Vec<(u32, u32)> = if first == last {
+            vec![(first.wrapping_sub(1), owners[0]), (first.wrapping_add(1 << 31), owners[points.len() - 1])]
+        } else {
+            (0..points.len())
+                .map(|i| {
+                    let gap = match points.get(i + 1) {
+                        Some(&next) => u64::from(next - points[i]),
+                        None => (1u64 << 32) + u64::from(first) - u64::from(last),
+                    };
+                    (points[i].wrapping_add((gap / 2) as u32), owners[i])
+                })
+                .collect()
+        };
+        pairs.sort_by_key(|&(bound, _)| bound);
+        pairs.into_iter().map(|(bound, owner)| (u64::from(bound), owner)).unzip()
+    }
+
     /// Rebuilds over `nodes`, pinning every surviving server's id with its label (a server's
     /// id, and so its nodes, must not change when another server comes or goes).
     fn keep_ids(&self, nodes: NodeSet) -> Result<Haproxy> {
@@ -363,6 +397,18 @@ impl Router for Haproxy {
             }
         }
         Ok(())
+    }
+    /// The 32-bit circle of key hashes (every value of the sdbm hash, with or without the
+    /// avalanche, of the path before `?` or of the whole target), the nearest-node rule
+    /// converted to boundaries at the midpoints of the gaps. O(points log points).
+    fn arcs(&self) -> Option<Arcs<'_>> {
+        if self.circle.points().is_empty() {
+            return None;
+        }
+        let (points, owners) = self.nearest_as_arcs();
+        let placement =
+            if self.whole { Placement::hashed(self.hasher) } else { Placement::hashed_before_query(self.hasher) };
+        Some(Arcs::trusted(KeySpace::Hash32, points, owners, placement))
     }
 }
 
@@ -440,6 +486,35 @@ mod tests {
         }
         let err = Haproxy::builder().hasher(KeyHasher::Crc32).nodes(["a"]).build().unwrap_err();
         assert!(err.to_string().contains("sdbm-avalanche or sdbm only"), "{err}");
+    }
+
+    /// The arcs' owner of a position is the nearest-node lookup's, at every boundary and its
+    /// neighbours, on hand-made circles with duplicates, a wrapping gap, one point, all equal.
+    #[test]
+    fn arcs_follow_the_nearest_node_rule() {
+        let nodes = NodeSet::from_names(["a", "b", "c"]).unwrap();
+        let top = u32::MAX;
+        let circles: [(&[u32], &[u32]); 7] = [
+            (&[10, 20, 20, 20, 35], &[0, 1, 2, 0, 1]),
+            (&[5, 6, 7, top - 3, top], &[2, 0, 1, 2, 0]),
+            (&[0, 1 << 31], &[0, 1]),
+            (&[0, (1 << 31) + 1], &[0, 1]),
+            (&[1234], &[2]),
+            (&[77, 77, 77], &[1, 2, 0]),
+            (&[0, 0, top, top], &[0, 1, 2, 0]),
+        ];
+        for (points, owners) in circles {
+            let circle = Circle::new(points.to_vec(), owners.to_vec());
+            let r = Haproxy { nodes: nodes.clone(), hasher: KeyHasher::Sdbm, whole: false, ids: vec![1, 2, 3], circle };
+            let arcs = r.arcs().unwrap();
+            let mut probes: Vec<u32> = vec![0, 1, top, top - 1, 1 << 31, (1 << 31) - 1, (1 << 31) + 1];
+            for &p in points.iter().chain(arcs.points().iter().map(|&b| b as u32).collect::<Vec<_>>().iter()) {
+                probes.extend([p.wrapping_sub(1), p, p.wrapping_add(1), p.wrapping_add(1 << 31)]);
+            }
+            for h in probes {
+                assert_eq!(arcs.owner_at(u64::from(h)), r.route_hash32(h).as_u32(), "{points:?} at {h}");
+            }
+        }
     }
 
     #[test]

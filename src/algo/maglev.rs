@@ -23,6 +23,7 @@ use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
 use crate::algorithm::Algorithm;
+use crate::arcs::{Arcs, Placement};
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
 use crate::node::Visited;
@@ -45,6 +46,9 @@ const EMPTY: u32 = u32::MAX;
 ///   the last free slots) and O(N) scratch, a few milliseconds at N = 1000, M = 65537.
 /// - **Preference list**: the distinct nodes met walking the table forward from `hash % M`
 ///   (wrapping), then any node that owns no slot, in id order. The first is always the route.
+/// - **Structure**: [`Router::arcs`] over the M table entries, so
+///   [`migration::plan`](crate::migration::plan) between two tables of one size and hasher is
+///   exact (entry by entry).
 #[derive(Clone, Debug)]
 pub struct Maglev {
     nodes: NodeSet,
@@ -319,6 +323,11 @@ impl Router for Maglev {
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
         preference_from_slot(&self.table, self.slot(self.hasher.hash(key)), self.nodes.len(), visit);
         Ok(())
+    }
+    /// The table as arcs over its M entries ([`KeySpace::Table`](crate::migration::KeySpace)):
+    /// a key sits at entry `hash % M`, and each run of equal entries is one arc. O(M).
+    fn arcs(&self) -> Option<Arcs<'_>> {
+        Arcs::from_table(&self.table, Placement::hashed(self.hasher)).ok()
     }
 }
 

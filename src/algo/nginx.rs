@@ -18,9 +18,11 @@ use std::ops::ControlFlow;
 
 use crate::algo::builder::Configure;
 use crate::algorithm::Algorithm;
+use crate::arcs::{Arcs, Placement};
 use crate::circle::{Circle, MAX_POINTS};
 use crate::error::{Error, Result};
 use crate::hash::KeyHasher;
+use crate::migration::KeySpace;
 use crate::node::{Node, NodeId, NodeSet};
 use crate::router::Router;
 use crate::Builder;
@@ -37,6 +39,8 @@ pub(crate) const POINTS_PER_WEIGHT: u64 = 160;
 /// - **Guarantees**: the server nginx 1.22.1 picks for every key when all servers are up
 ///   (`../shared/vectors/nginx_hash_consistent.csv`); the preference list is the ring walked
 ///   forward, which is where nginx sends a key when its server fails.
+/// - **Structure**: [`Router::arcs`] on the 32-bit CRC-32 circle, so
+///   [`migration::plan`](crate::migration::plan) between two configurations is exact.
 ///
 /// ```
 /// use hashroute::{Nginx, Router};
@@ -227,6 +231,15 @@ impl Router for Nginx {
         let start = self.circle.successor(Nginx::key_hash(key));
         self.circle.walk_clockwise(start, self.nodes.len(), visit);
         Ok(())
+    }
+    /// The points on the 32-bit CRC-32 circle: every CRC-32 of a key is a position, owned by
+    /// the first point at or after it (nginx's own rule). O(points): the points widen to `u64`.
+    fn arcs(&self) -> Option<Arcs<'_>> {
+        if self.points().is_empty() {
+            return None;
+        }
+        let points: Vec<u64> = self.points().iter().map(|&p| u64::from(p)).collect();
+        Some(Arcs::trusted(KeySpace::Hash32, points, self.owners(), Placement::hashed(KeyHasher::Crc32)))
     }
 }
 
