@@ -53,3 +53,17 @@ fn simd_tree_depends_only_on_itself_and_mix() {
         assert!(matches!(path.as_str(), "arch" | "mix"), "{file}:{line} names crate::{path}");
     }
 }
+
+/// The table of algorithm facts is a leaf: it names no router (every router imports it, so a
+/// router named here would close an import circle, as the old `config.rs` did).
+#[test]
+fn algorithm_table_names_no_router() {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/algorithm.rs")).unwrap();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        if let Some(at) = code.find("use crate::") {
+            let path: String = code[at + 11..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            assert!(matches!(path.as_str(), "error" | "hash"), "src/algorithm.rs:{} imports crate::{path}", i + 1);
+        }
+    }
+}
