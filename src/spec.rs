@@ -342,23 +342,27 @@ impl RouterSpec {
             Algorithm::Nginx | Algorithm::Haproxy | Algorithm::EnvoyRing | Algorithm::Kafka => {
                 crate::proxy::build(self, nodes)?
             }
-            Algorithm::TokenRing => {
-                if let Some(v) = self.tokens_per_node {
-                    return Ok(AnyRouter::from(TokenRing::builder().tokens_per_node(v).node_set(nodes).build()?));
-                }
-                if let Some((_, node)) = nodes.iter().find(|(_, n)| n.tokens().is_empty()) {
-                    return Err(Error::InvalidParameter {
-                        name: "tokens",
-                        reason: format!(
-                            "token-ring needs every node's tokens, and node {:?} has none (give them in the \
-                             configuration's `tokens`, or a tokens-per-node count to allocate them)",
-                            node.name()
-                        ),
-                    });
-                }
-                AnyRouter::from(TokenRing::builder().node_set(nodes).build()?)
-            }
+            Algorithm::TokenRing => AnyRouter::from(self.build_token_ring(nodes)?),
         })
+    }
+
+    /// The token ring of `nodes`: their own tokens, or the allocator's when the spec sets
+    /// [`tokens_per_node`](RouterSpec::tokens_per_node).
+    fn build_token_ring(&self, nodes: NodeSet) -> Result<TokenRing> {
+        if let Some(v) = self.tokens_per_node {
+            return TokenRing::builder().tokens_per_node(v).node_set(nodes).build();
+        }
+        if let Some((_, node)) = nodes.iter().find(|(_, n)| n.tokens().is_empty()) {
+            return Err(Error::InvalidParameter {
+                name: "tokens",
+                reason: format!(
+                    "token-ring needs every node's tokens, and node {:?} has none (give them in the \
+                     configuration's `tokens`, or a tokens-per-node count to allocate them)",
+                    node.name()
+                ),
+            });
+        }
+        TokenRing::builder().node_set(nodes).build()
     }
 }
 
