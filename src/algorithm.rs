@@ -20,38 +20,38 @@ use crate::hash::KeyHasher;
 #[non_exhaustive]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(rename_all = "kebab-case"))]
 pub enum Algorithm {
-    /// `hash % N` ([`Modulo`]).
+    /// `hash % N` ([`Modulo`](crate::Modulo)).
     Modulo,
-    /// A consistent-hash ring with virtual nodes ([`Ring`]).
+    /// A consistent-hash ring with virtual nodes ([`Ring`](crate::Ring)).
     Ring,
-    /// Ketama, compatible with memcached clients ([`Ketama`]).
+    /// Ketama, compatible with memcached clients ([`Ketama`](crate::Ketama)).
     Ketama,
-    /// Jump consistent hash ([`Jump`]).
+    /// Jump consistent hash ([`Jump`](crate::Jump)).
     Jump,
-    /// Rendezvous (highest random weight) hashing ([`Rendezvous`]).
+    /// Rendezvous (highest random weight) hashing ([`Rendezvous`](crate::Rendezvous)).
     Rendezvous,
-    /// Redis Cluster's 16384 hash slots ([`RedisSlots`]).
+    /// Redis Cluster's 16384 hash slots ([`RedisSlots`](crate::RedisSlots)).
     Slots,
-    /// Maglev lookup table, Envoy-compatible ([`Maglev`]).
+    /// Maglev lookup table, Envoy-compatible ([`Maglev`](crate::Maglev)).
     Maglev,
-    /// Multi-probe consistent hashing ([`MultiProbe`]). Spelled `multiprobe`.
+    /// Multi-probe consistent hashing ([`MultiProbe`](crate::MultiProbe)). Spelled `multiprobe`.
     #[cfg_attr(feature = "serde", serde(rename = "multiprobe"))]
     MultiProbe,
-    /// MementoHash, jump with arbitrary removals ([`Memento`]).
+    /// MementoHash, jump with arbitrary removals ([`Memento`](crate::Memento)).
     Memento,
-    /// AnchorHash over a fixed bucket capacity ([`Anchor`]).
+    /// AnchorHash over a fixed bucket capacity ([`Anchor`](crate::Anchor)).
     Anchor,
-    /// JumpBackHash, constant-time jump ([`JumpBack`]). Spelled `jumpback`.
+    /// JumpBackHash, constant-time jump ([`JumpBack`](crate::JumpBack)). Spelled `jumpback`.
     #[cfg_attr(feature = "serde", serde(rename = "jumpback"))]
     JumpBack,
-    /// FlipHash ([`FlipHash`]). Spelled `fliphash`.
+    /// FlipHash ([`FlipHash`](crate::FlipHash)). Spelled `fliphash`.
     #[cfg_attr(feature = "serde", serde(rename = "fliphash"))]
     FlipHash,
-    /// Power consistent hashing ([`PowerCh`]). Spelled `power`.
+    /// Power consistent hashing ([`PowerCh`](crate::PowerCh)). Spelled `power`.
     Power,
-    /// BinomialHash ([`BinomialHash`]). Spelled `binomial`.
+    /// BinomialHash ([`BinomialHash`](crate::BinomialHash)). Spelled `binomial`.
     Binomial,
-    /// JumpBackAnchor, JumpBackHash with arbitrary removals ([`JumpBackAnchor`]). Spelled
+    /// JumpBackAnchor, JumpBackHash with arbitrary removals ([`JumpBackAnchor`](crate::JumpBackAnchor)). Spelled
     /// `jumpback-anchor`.
     #[cfg_attr(feature = "serde", serde(rename = "jumpback-anchor"))]
     JumpBackAnchor,
@@ -63,7 +63,7 @@ pub enum Algorithm {
     EnvoyRing,
     /// Kafka's keyed partitioner, `toPositive(murmur2(key)) % partitions` ([`Kafka`](crate::Kafka)).
     Kafka,
-    /// A ring over explicit signed tokens, Cassandra-compatible ([`TokenRing`]). Spelled
+    /// A ring over explicit signed tokens, Cassandra-compatible ([`TokenRing`](crate::TokenRing)). Spelled
     /// `token-ring`. Its nodes must carry their tokens ([`Algorithm::needs_tokens`]).
     TokenRing,
 }
