@@ -80,9 +80,7 @@ impl Progress {
             return Progress(None);
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template("{spinner} [{elapsed}] {pos}/{len} {wide_msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner());
-        bar.set_style(style);
+        bar.set_style(style("{spinner} [{elapsed}] {wide_msg}"));
         bar.set_message(message.to_owned());
         bar.enable_steady_tick(Duration::from_millis(120));
         Progress(Some(bar))
@@ -91,11 +89,19 @@ impl Progress {
     /// Says what runs now: step `done` of `total`.
     pub(crate) fn step(&self, done: usize, total: usize, message: &str) {
         if let Some(bar) = &self.0 {
+            if bar.length().is_none() {
+                bar.set_style(style("{spinner} [{elapsed}] {pos}/{len} {wide_msg}"));
+            }
             bar.set_length(total as u64);
             bar.set_position(done as u64);
             bar.set_message(message.to_owned());
         }
     }
+}
+
+/// A style from a template known to be valid (the default spinner should it not be).
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_spinner())
 }
 
 impl Drop for Progress {
