@@ -96,7 +96,7 @@ fn summary(plan: &MigrationPlan, all: bool) -> String {
     let mut order: Vec<usize> = (0..shares.len().min(rows.len())).collect();
     order.sort_by(|a, b| moving(b).total_cmp(&moving(a)).then(a.cmp(b)));
     let (kept, left) = order.split_at(SUMMARY_ROWS);
-    let most_left = left.iter().map(|i| moving(i)).fold(0.0, f64::max);
+    let most_left = left.iter().map(moving).fold(0.0, f64::max);
     let mut out = format!(
         "{}\nthe {SUMMARY_ROWS} nodes of {} moving the most keys, most first:\n{}\n",
         head[0],
