@@ -396,20 +396,39 @@ pub fn scatter_chart(
     let mut chart = frame(&plot_area, title, axes, (xr, yr))?;
     let mut legend = draw_lines(&mut chart, axes, lines)?;
     let font = ("sans-serif", 12).into_font();
+    let mut placed = Vec::new();
     for g in groups {
         let color = palette(g.color);
         let pts: Vec<((f64, f64), &str)> =
             g.points.iter().filter_map(|p| plot_point(axes, (p.x, p.y)).map(|q| (q, p.label.as_str()))).collect();
         chart.draw_series(pts.iter().map(|&(p, _)| Circle::new(p, 4, color.filled()))).map_err(err)?;
-        chart
-            .draw_series(pts.iter().map(|&(p, label)| {
-                EmptyElement::at(p) + Text::new(label.to_owned(), (6, -14), font.clone().color(&color))
-            }))
-            .map_err(err)?;
+        let labels: Vec<_> = pts
+            .iter()
+            .map(|&(p, label)| {
+                let dy = label_offset(chart.backend_coord(&p), label, &mut placed);
+                EmptyElement::at(p) + Text::new(label.to_owned(), (6, dy), font.clone().color(&color))
+            })
+            .collect();
+        chart.draw_series(labels).map_err(err)?;
         legend.push((g.name.clone(), Swatch::Dot(color.into())));
     }
     draw_legend(&legend_area, &legend)?;
     root.present().map_err(err)
+}
+
+/// A label box in pixels: left, top, right, bottom.
+type LabelBox = (i32, i32, i32, i32);
+
+/// The vertical offset (pixels) of a point's label at pixel `at`: above right of the point,
+/// else the nearest free place below or above, so labels of nearby points do not overlap
+/// (approximate: 7 pixels per character of the 12-pixel font). Records the box it takes.
+fn label_offset(at: (i32, i32), label: &str, placed: &mut Vec<LabelBox>) -> i32 {
+    let width = 7 * label.chars().count() as i32;
+    let boxed = |dy: i32| (at.0 + 6, at.1 + dy, at.0 + 6 + width, at.1 + dy + 13);
+    let free = |b: LabelBox| placed.iter().all(|p| b.2 <= p.0 || p.2 <= b.0 || b.3 <= p.1 || p.3 <= b.1);
+    let dy = [-14, 2, -28, 16, -42, 30, -56, 44].into_iter().find(|&dy| free(boxed(dy))).unwrap_or(-14);
+    placed.push(boxed(dy));
+    dy
 }
 
 /// `(requests, hit rate %)` with at most [`MAX_POINTS`] points: consecutive windows averaged
