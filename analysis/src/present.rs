@@ -334,3 +334,50 @@ impl Summary<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{recommend, Request};
+
+    #[test]
+    fn reasons_lose_the_candidates_figure() {
+        let split = |w: &str| split_reason(w);
+        assert_eq!(split("max/mean 1.310 > 1.05"), ("max/mean > 1.05".into(), Some("1.310".into())));
+        assert_eq!(split("memory 1.2 MiB > 64.0 MiB"), ("memory > 64.0 MiB".into(), Some("1.2 MiB".into())));
+        assert_eq!(split("lookup 12.5 ns > 10 ns"), ("lookup > 10 ns".into(), Some("12.5 ns".into())));
+        assert_eq!(
+            split("max/mean 1.02 > 1.01; the sample (100 keys, noise sd 9.0%) cannot confirm the target"),
+            (
+                "max/mean > 1.01".into(),
+                Some("1.02 (the sample (100 keys, noise sd 9.0%) cannot confirm the target)".into())
+            )
+        );
+        assert_eq!(split("lacks remove-any"), ("lacks remove-any".into(), None));
+        assert_eq!(split("not consistent: a membership change moves most keys").1, None);
+    }
+
+    /// The summary names every target's answer in its first lines, lists each eligible
+    /// candidate once and each rejected one once per reason.
+    #[test]
+    fn the_summary_leads_with_the_answers() {
+        let rec = recommend(&Request::for_node_count(8).targets(&[1.25, 1.5]).smoke()).unwrap();
+        let text = rec.summary().to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, a) in rec.answers.iter().enumerate() {
+            assert_eq!(lines[2 + i], format!("  {}", a.answer_line()));
+            let name = a.answer.as_deref().expect("an answer at 1.25 and 1.50");
+            assert!(lines[2 + i].starts_with(&format!("  {:.2}: {name} — ", a.max_load)), "{}", lines[2 + i]);
+        }
+        for v in rec.candidates() {
+            let rows = lines.iter().filter(|l| l.split_whitespace().next() == Some(v.candidate.as_str())).count();
+            let eligible = rec.eligible_at(&v.candidate).count() > 0;
+            assert_eq!(rows, usize::from(eligible), "{}:\n{text}", v.candidate);
+        }
+        for (reason, names) in rec.rejections() {
+            let line = lines.iter().find(|l| l.starts_with(&format!("  rejected — {reason}: "))).unwrap();
+            assert!(names.iter().all(|n| line.contains(n.as_str())), "{line}");
+        }
+        assert!(lines.len() < rec.to_string().lines().count(), "shorter than the full table");
+    }
+}
