@@ -243,7 +243,7 @@ impl TargetAnswer {
             "{:.2}: {} — {}, {}, {moves} ({})",
             self.max_load,
             v.candidate,
-            ns(v.lookup_ns),
+            v.lookup_ns.map_or("lookup not timed".to_owned(), |t| ns(Some(t))),
             bytes(v.memory_bytes),
             self.rule_name()
         )
@@ -258,17 +258,14 @@ impl fmt::Display for Summary<'_> {
         for a in &rec.answers {
             writeln!(f, "  {}", a.answer_line())?;
         }
-        for a in rec.answers.iter().filter(|a| !a.grow.is_empty()) {
-            let grown: Vec<String> =
-                a.grow.iter().map(|g| format!("after {}: worst {:.3}", g.label, g.worst_max_over_mean)).collect();
-            let trials = a.grow.first().map_or(0, |g| g.trials);
-            writeln!(
-                f,
-                "  {:.2}: {} {} (max/mean over {trials} random additions)",
-                a.max_load,
-                a.ring.candidate,
-                grown.join(", ")
-            )?;
+        let grown: Vec<&TargetAnswer> = rec.answers.iter().filter(|a| !a.grow.is_empty()).collect();
+        if let Some(g) = grown.first().and_then(|a| a.grow.first()) {
+            writeln!(f, "the ring after the cluster grows (worst max/mean over {} random additions):", g.trials)?;
+        }
+        for a in grown {
+            let after: Vec<String> =
+                a.grow.iter().map(|g| format!("after {}: {:.3}", g.label, g.worst_max_over_mean)).collect();
+            writeln!(f, "  {:.2}: {} {}", a.max_load, a.ring.candidate, after.join(", "))?;
         }
         self.eligible(f)?;
         self.rejected(f)?;
