@@ -21,6 +21,8 @@ mod decide;
 mod measure;
 #[doc(hidden)]
 pub mod partition;
+#[cfg(feature = "plot")]
+pub mod plot;
 mod present;
 mod recommend;
 mod request;
@@ -35,7 +37,8 @@ pub mod sweep;
 pub use cache::{CacheSim, CacheTimeline};
 pub use closed_form::{ring_tail, ring_vnodes_for};
 pub use partition::Movement;
-pub use recommend::{recommend, GrowSpread, Recommendation, TargetAnswer, Verdict};
+pub use present::Summary;
+pub use recommend::{recommend, recommend_with_progress, GrowSpread, Progress, Recommendation, TargetAnswer, Verdict};
 pub use request::{compatible_names, Prefer, Request, Requirement, DEFAULT_MAX_MEMORY};
 pub use resize::{resize_section, simulate_resize, ResizeReport, ResizeStep, ResizeStrategy, StrategyRun, Workload};
 pub use stats::Balance;

@@ -127,12 +127,45 @@ pub struct Recommendation {
 /// 1..=1,000,000, a target not above 1.0, an unknown compatibility name; node-set and build
 /// errors of the candidates are reported as rejections, not errors.
 pub fn recommend(request: &Request) -> Result<Recommendation> {
+    recommend_with_progress(request, &|_| {})
+}
+
+/// How far [`recommend_with_progress`] is: `done` of `total` steps finished (one per algorithm
+/// measured, then one per target), `doing` names the step starting now.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress<'a> {
+    /// Steps finished.
+    pub done: usize,
+    /// Steps in all.
+    pub total: usize,
+    /// The step starting now.
+    pub doing: &'a str,
+}
+
+/// [`recommend`], calling `progress` before each step (for a progress bar: a cluster of
+/// thousands of nodes takes tens of seconds). Same result, same errors.
+///
+/// # Errors
+/// As [`recommend`].
+pub fn recommend_with_progress(request: &Request, progress: &dyn Fn(Progress<'_>)) -> Result<Recommendation> {
     request.validate()?;
     let n = request.node_count();
     let mut measure = Measurer::new(request);
-    let fixed = measure.fixed(|a| algorithm_failure(request, a))?;
+    let others = crate::sweep::candidates()
+        .iter()
+        .filter(|c| !matches!(c.algorithm, Algorithm::Ring | Algorithm::TokenRing))
+        .count();
+    let total = others + request.targets.len();
+    let done = std::cell::Cell::new(0);
+    // `fixed` asks each algorithm's standing just before measuring it: the step boundary.
+    let fixed = measure.fixed(|a| {
+        progress(Progress { done: done.get().min(others), total, doing: &format!("measuring {a}") });
+        done.set(done.get() + 1);
+        algorithm_failure(request, a)
+    })?;
     let mut answers = Vec::with_capacity(request.targets.len());
-    for &target in &request.targets {
+    for (i, &target) in request.targets.iter().enumerate() {
+        progress(Progress { done: others + i, total, doing: &format!("ring vnodes for max/mean {target}") });
         let (ring, estimate) = measure.ring(target)?;
         let token =
             if algorithm_failure(request, Algorithm::TokenRing).is_none() { measure.token_ring(target)? } else { None };

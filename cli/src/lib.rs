@@ -31,11 +31,13 @@
 //! every one accepts the same router flags (`migrate`, which reads two node lists, flattens
 //! `router_args::AlgoArgs` alone).
 
+mod completions;
 mod failure;
 mod fingerprint;
 mod keys;
 mod migrate;
 mod names;
+mod output;
 pub mod proxy;
 mod proxy_args;
 mod proxy_migrate;
@@ -89,6 +91,8 @@ enum Cmd {
     Recommend(recommend::RecommendArgs),
     Resize(resize::ResizeArgs),
     Ring(ring::RingArgs),
+    Completions(completions::CompletionsArgs),
+    Man(completions::ManArgs),
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
@@ -103,6 +107,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Cmd::Recommend(args) => recommend::run(args),
         Cmd::Resize(args) => resize::run(args),
         Cmd::Ring(args) => ring::run(args),
+        Cmd::Completions(args) => completions::run_completions(args, Cli::command()),
+        Cmd::Man(args) => completions::run_man(args, Cli::command()),
     }
 }
 

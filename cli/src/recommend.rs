@@ -5,9 +5,14 @@ use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::Args;
-use hashroute_analysis::{compatible_names, recommend, Prefer, Request, Requirement, DEFAULT_MAX_MEMORY};
+use hashroute_analysis::{
+    compatible_names, recommend_with_progress, Prefer, Recommendation, Request, Requirement, TargetAnswer, Verdict,
+    DEFAULT_MAX_MEMORY,
+};
+use serde::Serialize;
 
 use crate::failure::Failure;
+use crate::output::{FormatArgs, Progress};
 use crate::router_args::read_nodes_file;
 
 /// Environment variable that shrinks the run to a smoke test (as the benchmarks'
@@ -24,6 +29,11 @@ const QUICK_ENV: &str = "HASHROUTE_QUICK";
 /// memory and the keys moved by one addition and one removal (moved+1, moved-1, as multiples
 /// of the ideal), and the answer the --prefer rule picks among the eligible. Seconds for up to
 /// a few thousand nodes; --full (the benchmark's HASHROUTE_FULL sizes) takes minutes.
+///
+/// Prints the answer first, one line per target, then the eligible candidates once each with
+/// the targets they are eligible at, then the rejected ones in one line per reason; --all
+/// prints every candidate at every target with its evidence. --format json prints the same
+/// figures as one document (schema hashroute.recommend/1, docs/json.md).
 #[derive(Args, Debug)]
 pub(crate) struct RecommendArgs {
     /// Random clusters of N nodes (1 to 1000000)
@@ -77,6 +87,14 @@ pub(crate) struct RecommendArgs {
     /// The benchmark's full sizes (HASHROUTE_FULL): more clusters, higher quantiles, minutes
     #[arg(long)]
     full: bool,
+    /// Every candidate at every target with its evidence (the long table), not the summary
+    #[arg(long, help_heading = "Output")]
+    all: bool,
+    /// Also draw the candidates' balance against their memory into this SVG file
+    #[arg(long, value_name = "FILE.svg", help_heading = "Output")]
+    plot: Option<PathBuf>,
+    #[command(flatten)]
+    format: FormatArgs,
 }
 
 /// Whether the environment asks for a smoke-sized run.
@@ -127,12 +145,145 @@ impl RecommendArgs {
 
 pub(crate) fn run(args: RecommendArgs) -> Result<(), Failure> {
     let config = args.proxy.config()?;
-    let recommendation = recommend(&args.request(config.as_ref())?)?;
+    let request = args.request(config.as_ref())?;
+    let recommendation = {
+        let progress = Progress::start(args.format.format, "measuring");
+        recommend_with_progress(&request, &|p| progress.step(p.done, p.total, p.doing))?
+    };
+    if let Some(path) = &args.plot {
+        hashroute_analysis::plot::recommend_tradeoff(path, &recommendation)
+            .map_err(|e| Failure::context(format!("--plot {}", path.display()), e))?;
+    }
+    if args.format.json() {
+        let scales = match &config {
+            Some(config) => crate::proxy_recommend::weight_scales(config)?,
+            None => Vec::new(),
+        };
+        return crate::output::print_json(SCHEMA, &Json::new(&recommendation, scales));
+    }
     let mut out = BufWriter::new(io::stdout().lock());
-    write!(out, "{recommendation}")?;
+    if args.all {
+        write!(out, "{recommendation}")?;
+    } else {
+        write!(out, "{}", recommendation.summary())?;
+    }
     if let Some(config) = &config {
         crate::proxy_recommend::write_weight_scales(&mut out, config)?;
     }
     out.flush()?;
     Ok(())
+}
+
+/// The JSON document's schema name and version.
+const SCHEMA: &str = "hashroute.recommend/1";
+
+/// `recommend --format json` (docs/json.md): the request, then per target the answer, the
+/// eligible candidates and the rejected ones with their reasons.
+#[derive(Serialize)]
+struct Json<'a> {
+    cluster: &'a str,
+    node_count: usize,
+    constraints: &'a str,
+    prefer: &'static str,
+    targets: Vec<TargetJson<'a>>,
+    /// `--from-config` with nginx or HAProxy: the balance with every weight scaled.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    weight_scales: Vec<crate::proxy_recommend::WeightScale>,
+}
+
+#[derive(Serialize)]
+struct TargetJson<'a> {
+    max_load: f64,
+    answer: Option<&'a str>,
+    rule: &'a str,
+    ring_vnodes: Option<u64>,
+    closed_form_vnodes: u64,
+    ring_evidence: &'a str,
+    grow: Vec<GrowJson<'a>>,
+    eligible: Vec<CandidateJson<'a>>,
+    rejected: Vec<CandidateJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct GrowJson<'a> {
+    label: &'a str,
+    added: usize,
+    trials: usize,
+    median_max_over_mean: f64,
+    worst_max_over_mean: f64,
+}
+
+#[derive(Serialize)]
+struct CandidateJson<'a> {
+    candidate: &'a str,
+    algorithm: &'static str,
+    vnodes: Option<u64>,
+    /// `null` when not measured.
+    max_over_mean: Option<f64>,
+    memory_bytes: Option<usize>,
+    lookup_ns: Option<f64>,
+    moved_plus: Option<f64>,
+    moved_minus: Option<f64>,
+    evidence: &'a str,
+    movement: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+}
+
+impl<'a> Json<'a> {
+    fn new(rec: &'a Recommendation, weight_scales: Vec<crate::proxy_recommend::WeightScale>) -> Json<'a> {
+        Json {
+            cluster: &rec.cluster,
+            node_count: rec.node_count,
+            constraints: &rec.constraints,
+            prefer: rec.prefer.name(),
+            targets: rec.answers.iter().map(TargetJson::new).collect(),
+            weight_scales,
+        }
+    }
+}
+
+impl<'a> TargetJson<'a> {
+    fn new(a: &'a TargetAnswer) -> TargetJson<'a> {
+        let (eligible, rejected): (Vec<&Verdict>, Vec<&Verdict>) = a.verdicts().partition(|v| v.rejected.is_none());
+        TargetJson {
+            max_load: a.max_load,
+            answer: a.answer.as_deref(),
+            rule: &a.rule,
+            ring_vnodes: a.ring.vnodes,
+            closed_form_vnodes: a.closed_form_vnodes,
+            ring_evidence: &a.ring.evidence,
+            grow: a
+                .grow
+                .iter()
+                .map(|g| GrowJson {
+                    label: &g.label,
+                    added: g.added,
+                    trials: g.trials,
+                    median_max_over_mean: g.median_max_over_mean,
+                    worst_max_over_mean: g.worst_max_over_mean,
+                })
+                .collect(),
+            eligible: eligible.into_iter().map(CandidateJson::new).collect(),
+            rejected: rejected.into_iter().map(CandidateJson::new).collect(),
+        }
+    }
+}
+
+impl<'a> CandidateJson<'a> {
+    fn new(v: &'a Verdict) -> CandidateJson<'a> {
+        CandidateJson {
+            candidate: &v.candidate,
+            algorithm: v.algorithm.name(),
+            vnodes: v.vnodes,
+            max_over_mean: Some(v.max_over_mean).filter(|m| m.is_finite()),
+            memory_bytes: v.memory_bytes,
+            lookup_ns: v.lookup_ns.filter(|x| x.is_finite()),
+            moved_plus: v.moved_plus.filter(|x| x.is_finite()),
+            moved_minus: v.moved_minus.filter(|x| x.is_finite()),
+            evidence: &v.evidence,
+            movement: &v.movement,
+            reason: v.rejected.as_deref(),
+        }
+    }
 }

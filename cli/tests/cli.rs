@@ -1003,23 +1003,32 @@ fn fingerprint_ignores_node_order_but_not_weights() {
 }
 
 /// `recommend` in smoke mode (`HASHROUTE_QUICK=1`) prints exactly the library's recommendation
-/// for the same request.
+/// for the same request: its summary by default (the answer first), the full table with `--all`.
 #[test]
 fn recommend_prints_the_library_recommendation() {
     use hashroute_analysis::{recommend, Request};
-    let out = Command::new(BIN)
-        .args(["recommend", "--node-count", "8", "--max-load", "1.15"])
-        .env("HASHROUTE_QUICK", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("spawn hashroute");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && stderr.is_empty(), "{stderr}");
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(stdout.starts_with("recommendation for random clusters of 8 nodes"), "{stdout}");
-    assert!(stdout.contains("answer: "), "{stdout}");
+    let stdout = |extra: &[&str]| {
+        let out = Command::new(BIN)
+            .args(["recommend", "--node-count", "8", "--max-load", "1.15"])
+            .args(extra)
+            .env("HASHROUTE_QUICK", "1")
+            .stdin(Stdio::null())
+            .output()
+            .expect("spawn hashroute");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && stderr.is_empty(), "{stderr}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (summary, all) = (stdout(&[]), stdout(&["--all"]));
+    for text in [&summary, &all] {
+        assert!(text.starts_with("recommendation for random clusters of 8 nodes"), "{text}");
+    }
+    assert!(summary.lines().nth(2).is_some_and(|l| l.starts_with("  1.15: ")), "{summary}");
+    assert!(all.contains("answer: "), "{all}");
     let request = Request::for_node_count(8).targets(&[1.15]).smoke();
-    assert_eq!(stdout, recommend(&request).unwrap().to_string());
+    let rec = recommend(&request).unwrap();
+    assert_eq!(summary, rec.summary().to_string());
+    assert_eq!(all, rec.to_string());
 }
 
 /// `--algo A --buckets N --input u64` for the jump family (#14): every vector row through the
