@@ -18,8 +18,9 @@ const SUMMARY_ROWS: usize = 25;
 /// What changing the node list costs: fraction of keys moved, per-node shares, moving ranges
 ///
 /// Prints the total fraction of keys that moves, each node's share before and after with what
-/// moves in and out, and (for rings, Ketama and Redis slots, where the plan is exact) every hash
-/// range that changes owner. Other algorithms are estimated from a fixed sample of 100000 keys.
+/// moves in and out, and, where the plan is exact (rings, Ketama, token rings, Redis slots, the
+/// nginx, HAProxy and Envoy rings, Maglev tables of one size), every hash range or table entry
+/// range that changes owner. Other pairs are estimated from a fixed sample of 100000 keys.
 /// Both node lists are built with the same router flags.
 ///
 /// The first line is the answer: the fraction of keys that moves. With --summary, a cluster of
@@ -124,11 +125,14 @@ const SCHEMA: &str = "hashroute.migrate/1";
 struct Json<'a> {
     before_algorithm: &'static str,
     after_algorithm: &'static str,
-    /// `hash64`, `hash32`, `slots` (exact) or `sample` (estimated from `sample_keys` keys).
+    /// `hash64`, `hash32`, `slots`, `table` (exact; `table_entries` entries) or `sample`
+    /// (estimated from `sample_keys` keys).
     space: &'static str,
     exact: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     sample_keys: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    table_entries: Option<u64>,
     moved_fraction: f64,
     nodes: Vec<ShareJson<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,12 +159,13 @@ struct MoveJson<'a> {
 
 impl<'a> Json<'a> {
     fn new(plan: &'a MigrationPlan, algorithms: (&'static str, &'static str), ranges: bool) -> Json<'a> {
-        let (space, sample_keys) = match plan.space() {
-            KeySpace::Hash64 => ("hash64", None),
-            KeySpace::Hash32 => ("hash32", None),
-            KeySpace::Slots => ("slots", None),
-            KeySpace::Sample { keys } => ("sample", Some(keys)),
-            _ => ("other", None),
+        let (space, sample_keys, table_entries) = match plan.space() {
+            KeySpace::Hash64 => ("hash64", None, None),
+            KeySpace::Hash32 => ("hash32", None, None),
+            KeySpace::Slots => ("slots", None, None),
+            KeySpace::Table { entries } => ("table", None, Some(entries)),
+            KeySpace::Sample { keys } => ("sample", Some(keys), None),
+            _ => ("other", None, None),
         };
         let moves = (ranges && plan.is_exact())
             .then(|| plan.moves().map(|m| MoveJson { start: m.start, end: m.end, from: m.from, to: m.to }).collect());
@@ -170,6 +175,7 @@ impl<'a> Json<'a> {
             space,
             exact: plan.is_exact(),
             sample_keys,
+            table_entries,
             moved_fraction: plan.moved_fraction(),
             nodes: plan
                 .shares()
