@@ -182,7 +182,7 @@ fn routes_are_frozen() {
     }
 }
 
-/// The jump family (issue #14), all in one new file: `router,key_hex,node` for every golden key
+/// The jump family, all in one new file: `router,key_hex,node` for every golden key
 /// on each router (and the bucket-level functions on u64 keys in `jump-family-buckets.csv`).
 #[test]
 fn jump_family_routes_are_frozen() {

@@ -24,15 +24,15 @@ use hashroute::{
 };
 
 /// The algorithms added after `fingerprints.csv` and `config-*.txt` were frozen (the jump
-/// family, issue #14): their rows live in `jump-family-fingerprints.csv` and
+/// family): their rows live in `jump-family-fingerprints.csv` and
 /// `jump-family-config-{json,toml}.txt`, so the older files stay byte-identical.
 const JUMP_FAMILY: [Algorithm; 5] =
     [Algorithm::JumpBack, Algorithm::FlipHash, Algorithm::Power, Algorithm::Binomial, Algorithm::JumpBackAnchor];
 
-/// The proxy routers of issue 15, frozen in `tests/golden_proxies.rs`.
+/// The proxy routers, frozen in `tests/golden_proxies.rs`.
 const PROXY_ALGORITHMS: [Algorithm; 4] = [Algorithm::Nginx, Algorithm::Haproxy, Algorithm::EnvoyRing, Algorithm::Kafka];
 
-/// The token ring (issue 21), frozen in `tests/golden_token_ring.rs`: its nodes need tokens.
+/// The token ring, frozen in `tests/golden_token_ring.rs`: its nodes need tokens.
 const TOKEN_RING: [Algorithm; 1] = [Algorithm::TokenRing];
 
 /// The algorithms the first golden files cover, in [`Algorithm::ALL`] order: those added later
@@ -226,7 +226,7 @@ fn fingerprint_rows() -> Vec<Row> {
     rows
 }
 
-/// The jump family's rows (issue #14): every new algorithm through RouterSpec::build, with a
+/// The jump family's rows: every new algorithm through RouterSpec::build, with a
 /// node down, and the options that change routes.
 fn jump_family_rows() -> Vec<Row> {
     let mut rows = Vec::new();
@@ -423,7 +423,7 @@ mod config {
         out
     }
 
-    /// The jump family's configurations (issue #14), in their own golden files.
+    /// The jump family's configurations, in their own golden files.
     fn jump_family_configs() -> Vec<(String, ClusterConfig)> {
         let mut out: Vec<(String, ClusterConfig)> = Vec::new();
         for algo in JUMP_FAMILY {

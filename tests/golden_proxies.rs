@@ -1,4 +1,4 @@
-//! Frozen routes of the proxy-compatible routers (issue 15), in files of their own so that every
+//! Frozen routes of the proxy-compatible routers, in files of their own so that every
 //! earlier golden file stays byte-identical. Written once by `scripts/gen_golden.sh`.
 
 use std::fmt::Write as _;

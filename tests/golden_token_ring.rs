@@ -1,5 +1,5 @@
 //! Frozen routes, replica lists, tokens files, fingerprints and configuration texts of the token
-//! ring (issue 21), in files of their own so that every earlier golden file stays byte-identical.
+//! ring, in files of their own so that every earlier golden file stays byte-identical.
 //!
 //! - `token-ring.csv`: for every golden key, its Cassandra token and, on two fixed rings, its
 //!   owner and its SimpleStrategy and NetworkTopologyStrategy replica lists.

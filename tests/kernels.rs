@@ -335,7 +335,7 @@ mod md5_kernels {
         }
     }
 }
-// ---- JumpBackHash's SIMD batch (issue #14) ----
+// ---- JumpBackHash's SIMD batch ----
 
 /// Keys that exercise every branch: x == 0 (equal 32-bit halves with xorshift), the
 /// first-candidate fast path, and the scalar fallback.

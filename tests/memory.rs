@@ -123,7 +123,7 @@ fn routers_own_heap_is_exact() {
             Rendezvous::builder().node_set(s).hasher(KeyHasher::default()).build().unwrap()
         });
         check_own("slots", set(), |s| RedisSlots::builder().node_set(s).build().unwrap());
-        // The jump family (#14): the four memory-free routers own no heap; JumpBackAnchor owns
+        // The jump family: the four memory-free routers own no heap; JumpBackAnchor owns
         // its id arrays, also after a removal and a restore.
         check_own("jumpback", set(), |s| hashroute::JumpBack::builder().node_set(s).build().unwrap());
         check_own("fliphash", set(), |s| hashroute::FlipHash::builder().node_set(s).build().unwrap());

@@ -358,7 +358,7 @@ fn fingerprint_encoding_starts_with_version_and_algorithm() {
     assert_eq!(&bytes[40..44], b"ring");
 }
 
-/// The migration plan's sampled path over the jump family (#14): growth moves about 1/(N+1) of
+/// The migration plan's sampled path over the jump family: growth moves about 1/(N+1) of
 /// the keys, all to the new node; a JumpBackAnchor removal moves only the removed node's share.
 #[test]
 fn jump_family_plans_are_sampled_and_minimal() {

@@ -273,7 +273,7 @@ fn edge_hashes_route_somewhere_valid() {
     }
 }
 
-// ---- The jump family (issue #14) ----
+// ---- The jump family ----
 
 /// The bucket-level functions of the only-last-bucket family.
 /// A bucket function on (key, buckets).

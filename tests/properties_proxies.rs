@@ -1,4 +1,4 @@
-//! Properties of the proxy-compatible routers (issue 15) on random node sets and keys: minimal
+//! Properties of the proxy-compatible routers on random node sets and keys: minimal
 //! movement where the proxy's own arithmetic keeps other servers' points (nginx, HAProxy with
 //! pinned ids, twemproxy and libmemcached one-at-a-time at equal weights), node-order freedom
 //! where names alone place points, batch = single, distinct preference lists starting with the

@@ -325,7 +325,7 @@ fn redis_slot_table() {
     assert_eq!(checked, 16384);
 }
 
-// ---- The 2023-2024 memory-free routers (issue #14) ----
+// ---- The 2023-2024 memory-free routers ----
 
 /// Routers over `n` weight-1 nodes named `0..n`, for the small rows (routes equal buckets).
 fn numbered(n: u32) -> NodeSet {

@@ -1031,7 +1031,7 @@ fn recommend_prints_the_library_recommendation() {
     assert_eq!(all, rec.to_string());
 }
 
-/// `--algo A --buckets N --input u64` for the jump family (#14): every vector row through the
+/// `--algo A --buckets N --input u64` for the jump family: every vector row through the
 /// CLI, grouped by bucket count.
 fn cli_bucket_rows(
     algo: &str,

@@ -1,4 +1,4 @@
-//! The `hashroute` binary's proxy contract (issue 15): `--from-config FILE [--pool NAME]` on
+//! The `hashroute` binary's proxy contract: `--from-config FILE [--pool NAME]` on
 //! route, replicas, fingerprint, migrate and recommend; `--algo kafka --partitions N`; the
 //! proxy-compatible algorithm and variant names; one-line errors naming file and line.
 

@@ -18,9 +18,9 @@ pub(crate) mod nginx;
 pub(crate) mod rendezvous;
 pub(crate) mod ring;
 pub(crate) mod slots;
-// Explicit tokens, Cassandra-compatible (issue 21).
+// Explicit tokens, Cassandra-compatible.
 pub(crate) mod token_ring;
-// The 2023-2024 memory-free routers (issue #14).
+// The 2023-2024 memory-free routers.
 pub(crate) mod binomial;
 pub(crate) mod fliphash;
 pub(crate) mod jumpback;

@@ -271,7 +271,7 @@ pub(crate) fn argmax<const GO: bool>(hashes: &[u64], key_hash: u64) -> usize {
     best_index
 }
 
-// ---- JumpBackHash (issue #14): in `jumpback.rs` beside this file ----
+// ---- JumpBackHash: in `jumpback.rs` beside this file ----
 
 mod jumpback;
 pub(crate) use jumpback::jumpback_batch;
