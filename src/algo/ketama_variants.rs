@@ -11,7 +11,7 @@
 //! 128-bit MD5 digests rather than four 32-bit words of one, checked against uhashring 2.5
 //! (`scripts/uhashring_golden.py`, `tests/golden/uhashring-md5.csv`).
 
-use crate::circle::{Circle, MAX_POINTS};
+use crate::circle::Circle;
 use crate::error::{Error, Result};
 use crate::hash::{md5_words, md5_words_batch, KeyHasher};
 use crate::node::{NodeId, NodeSet};
@@ -94,6 +94,12 @@ pub(crate) fn unweighted_oaat_points(variant: KetamaVariant, nodes: &NodeSet) ->
 /// Points per unit of weight of uhashring's default ring (its `vnodes` default).
 pub(crate) const UHASHRING_VNODES: f64 = 160.0;
 
+/// The most points a [`KetamaVariant::UhashringMd5`] continuum takes: 2^22 (26,214 units of
+/// weight in all, ~85 MB of points and owners, about a second to build). The point count grows
+/// with the weights themselves, not their shares, so this cap is lower than the 32-bit
+/// continuum's: a build stays bounded in time and memory whatever weights it is given.
+pub(crate) const UHASHRING_MD5_MAX_POINTS: u64 = 1 << 22;
+
 /// The MD5 digest whose state words are `w`, read as a big-endian 128-bit integer (Python's
 /// `int(md5(x).hexdigest(), 16)`).
 #[inline]
@@ -116,13 +122,13 @@ pub(crate) fn uhashring_md5_key(key: &[u8]) -> u128 {
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] (`weights`) for a weight that is not a multiple of 1/160;
-/// [`Error::TooManyPoints`] past the continuum's cap.
+/// [`Error::TooManyPoints`] past [`UHASHRING_MD5_MAX_POINTS`].
 fn uhashring_md5_counts(nodes: &NodeSet) -> Result<Vec<u64>> {
     let mut counts = Vec::with_capacity(nodes.len());
     let mut total = 0u64;
     for (_, node) in nodes.iter() {
         let x = UHASHRING_VNODES * node.weight();
-        if x.fract() != 0.0 || x >= MAX_POINTS as f64 {
+        if x.fract() != 0.0 {
             return Err(Error::InvalidParameter {
                 name: "weights",
                 reason: format!(
@@ -132,9 +138,10 @@ fn uhashring_md5_counts(nodes: &NodeSet) -> Result<Vec<u64>> {
                 ),
             });
         }
+        // Saturating: a weight past u64 is past the cap as well.
         total = total.saturating_add(x as u64);
-        if total > MAX_POINTS {
-            return Err(Error::TooManyPoints { points: total, max: MAX_POINTS });
+        if total > UHASHRING_MD5_MAX_POINTS {
+            return Err(Error::TooManyPoints { points: total, max: UHASHRING_MD5_MAX_POINTS });
         }
         counts.push(x as u64);
     }
@@ -269,6 +276,10 @@ mod tests {
         assert_eq!(c.successor_after(p), 6);
         let half = NodeSet::new([crate::Node::new("a").with_weight(0.5)]).unwrap();
         assert_eq!(uhashring_md5_circle(&half).unwrap().points().len(), 80);
+        let heavy =
+            NodeSet::new([crate::Node::new("a").with_weight(20_000.0), crate::Node::new("b").with_weight(7000.0)]);
+        let err = uhashring_md5_circle(&heavy.unwrap()).unwrap_err();
+        assert!(matches!(err, Error::TooManyPoints { points: 4_320_000, max: 4_194_304 }), "{err}");
         let bad = NodeSet::new([crate::Node::new("a").with_weight(0.001)]).unwrap();
         let err = uhashring_md5_circle(&bad).unwrap_err().to_string();
         assert!(err.contains("weight 0.001 of a is not a multiple of 1/160"), "{err}");
