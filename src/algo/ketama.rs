@@ -76,7 +76,8 @@ pub enum KetamaVariant {
     LibmemcachedOaat,
     /// PyPI `uhashring` (2.x) in its default mode (no `hash_fn`): point `k` of a node is the
     /// whole MD5 of `name-k` as a big-endian 128-bit integer, `160 · w` points for weight `w`
-    /// (a multiple of 1/160), the key point the 128-bit MD5 of the key, first point `>`.
+    /// (a multiple of 1/160; 2^22 points in all at most), the key point the 128-bit MD5 of the
+    /// key, first point `>`.
     /// Routes compare all 128 bits; [`Ketama::points`] and the `*_hash32` methods see only each
     /// point's top 32 bits, and [`Router::arcs`] is `None` (the key space is not 32-bit).
     UhashringMd5,
