@@ -100,6 +100,27 @@ TWEMPROXY = """alpha:
    - 127.0.0.1:11213:1 server3
 """
 
+NGINX = """http {
+  upstream u {
+    hash $request_uri consistent;
+    server 127.0.0.1;
+    server 127.0.0.1:18082 weight=2;
+    server 127.0.0.1:18083;
+  }
+}
+"""
+
+HAPROXY = """defaults
+    mode http
+
+backend b
+    balance uri
+    hash-type consistent
+    server s1 127.0.0.1:18081 weight 1
+    server s2 127.0.0.1:18082 weight 2
+    server s3 127.0.0.1:18083 weight 5
+"""
+
 TOKENS = """# NAME ZONE RACK TOKEN
 10.0.0.1 dc1 rack1 -4611686018427387904
 10.0.0.2 dc1 rack2 0
@@ -113,11 +134,17 @@ def test_fingerprints_equal_the_cli(tmp_path):
     conf.write_text(TWEMPROXY)
     tokens = tmp_path / "tokens.txt"
     tokens.write_text(TOKENS)
+    nginx = tmp_path / "nginx.conf"
+    nginx.write_text(NGINX)
+    haproxy = tmp_path / "haproxy.cfg"
+    haproxy.write_text(HAPROXY)
     cases = [
         (Router("ring", ["a", "b", "c"]), ["--algo", "ring", "--nodes", "a,b,c"]),
         (Router("ketama", ["a", "b"], variant="uhashring-md5"), ["--algo", "ketama", "--nodes", "a,b", "--variant", "uhashring-md5"]),
         (Router("rendezvous", ["a", "b"], hash="murmur3", seed=5), ["--algo", "rendezvous", "--nodes", "a,b", "--hash", "murmur3", "--seed", "5"]),
         (Router.from_config(conf), ["--from-config", str(conf)]),
+        (Router.from_config(nginx), ["--from-config", str(nginx)]),
+        (Router.from_config(str(haproxy), kind="haproxy"), ["--from-config", str(haproxy)]),
         (Router.from_tokens_file(tokens), ["--tokens-file", str(tokens)]),
     ]
     for router, args in cases:
@@ -125,6 +152,9 @@ def test_fingerprints_equal_the_cli(tmp_path):
         assert router.fingerprint() == out.stdout.strip(), args
     r = Router.from_config(conf)
     assert r.algo == "ketama" and r.nodes == ["server1", "server2", "server3"]
+    assert Router.from_config(nginx).algo == "nginx" and Router.from_config(haproxy).algo == "haproxy"
+    with pytest.raises(ValueError, match="config kind"):
+        Router.from_config(conf, kind="squid")
     out = subprocess.run([binary, "route", "--from-config", str(conf), "k1", "k2", "k3"], capture_output=True, text=True, timeout=60)
     if out.returncode == 0:
         assert [line.split()[-1] for line in out.stdout.split("\n") if line.strip()] == r.route_many(["k1", "k2", "k3"])
