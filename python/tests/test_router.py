@@ -42,6 +42,9 @@ def test_route_many_and_replicas():
         r = Router(algo, nodes, **kw)
         one = [r.route(k) for k in KEYS]
         assert r.route_many(KEYS) == one
+        # A list of str only takes the joined-UTF-8 path; a tuple the per-key one.
+        text = ["", "ключ", ""] + [k for k in KEYS if isinstance(k, str)] + ["🙂", "a"]
+        assert r.route_many(text) == [r.route(k) for k in text] == r.route_many(tuple(text))
         assert all(x in nodes for x in one)
         if algo != "slots":
             reps = r.replicas("key-1", 3)
@@ -86,6 +89,10 @@ def test_errors_are_python_exceptions(tmp_path):
         Router.from_tokens_file(bad)
     with pytest.raises(TypeError):
         Router("ring", ["a"]).route(5)
+    with pytest.raises(TypeError):
+        Router("ring", ["a"]).route_many(["a", 5])
+    with pytest.raises(UnicodeEncodeError):
+        Router("ring", ["a"]).route_many(["a", "\ud800"])
     with pytest.raises(ValueError):
         Router("ketama", ["a"]).route_hashes([1, 2])
 
