@@ -80,11 +80,11 @@ def main():
     ring = uhashring.HashRing(list(NODES))
     router = Router("ketama", NODES, variant="uhashring-md5")
     assert router.route_many(KEYS) == [ring.get_node(k) for k in KEYS]
-    row("Router.route_many, 20,000 keys (ketama uhashring-md5: uhashring's answers) vs a uhashring get_node loop",
-        pair(router.route_many, KEYS, loop(ring.get_node), KEYS), "≥ 30×")
-    xxh3 = Router("ring", NODES)
-    row("Router.route_many, 20,000 keys (ring, xxh3) vs a uhashring get_node loop",
-        pair(xxh3.route_many, KEYS, loop(ring.get_node), KEYS), "")
+    default = Router(nodes=NODES)
+    row("Router.route_many, 20,000 keys (the default Router: ring, xxh3) vs a uhashring get_node loop",
+        pair(default.route_many, KEYS, loop(ring.get_node), KEYS), "≥ 30×")
+    row("Router.route_many, 20,000 keys (ketama uhashring-md5: uhashring's own answers) vs a uhashring get_node loop",
+        pair(router.route_many, KEYS, loop(ring.get_node), KEYS), "")
     row("Router.route, one call per key (ketama uhashring-md5) vs uhashring get_node",
         pair(loop(router.route), KEYS[:5000], loop(ring.get_node), KEYS[:5000]), "")
 

@@ -21,6 +21,13 @@ pub(crate) struct UhashringCore {
     /// Ketama mode (`hash_fn="ketama"`): 32-bit points; else whole 128-bit MD5 points.
     ketama: bool,
     points: Vec<u128>,
+    /// The top 64 bits of each point (ketama: the point): searched first, branch-free; the
+    /// whole points decide only between points sharing the key's top 64 bits.
+    top: Vec<u64>,
+    /// `radix[b]`: the first point whose top `RADIX_BITS` bits are `>= b` (`2^bits + 1`
+    /// entries): a key's search starts within its bucket, a few points wide.
+    radix: Vec<u32>,
+    radix_bits: u32,
     owners: Vec<u32>,
     /// The node objects, in the order they were written.
     nodes: Vec<Py<PyAny>>,
@@ -38,16 +45,67 @@ fn ketama_word(d: &[u8; 16], replica: usize) -> u128 {
 }
 
 impl UhashringCore {
-    fn key_point(&self, key: &Bound<'_, PyAny>) -> PyResult<u128> {
-        let mut buf = Vec::with_capacity(64);
-        str_utf8(key, &mut buf)?;
-        let d = md5(&buf);
-        Ok(if self.ketama { ketama_word(&d, 0) } else { u128::from_be_bytes(d) })
+    /// uhashring's key hash of `str(key)`, as the top 64 bits (ketama: the 32-bit hash) and,
+    /// when that is not enough to place the key, the whole 128-bit value.
+    fn key_pos(&self, key: &Bound<'_, PyAny>) -> PyResult<usize> {
+        with_str_utf8(key, |bytes| {
+            // The kernel's MD5: the digest's first 8 bytes, little-endian.
+            let head = hashroute::KeyHasher::Md5.hash(bytes);
+            if self.ketama {
+                return self.wrap(self.search(head & 0xFFFF_FFFF));
+            }
+            let t = head.swap_bytes();
+            let i = self.search(t);
+            if i > 0 && self.top[i - 1] == t {
+                // A point shares the key's top 64 bits: compare all 128.
+                let h = u128::from_be_bytes(md5(bytes));
+                return self.wrap(self.points.partition_point(|&x| x <= h));
+            }
+            self.wrap(i)
+        })
     }
 
-    /// uhashring's `_get_pos`: `bisect_right`, wrapping to 0.
-    fn pos_of(&self, h: u128) -> usize {
-        let p = self.points.partition_point(|&x| x <= h);
+    fn key_point(&self, key: &Bound<'_, PyAny>) -> PyResult<u128> {
+        with_str_utf8(key, |bytes| {
+            let d = md5(bytes);
+            if self.ketama {
+                ketama_word(&d, 0)
+            } else {
+                u128::from_be_bytes(d)
+            }
+        })
+    }
+
+    /// The first point whose `top` is greater than `t`: its radix bucket, then a branch-free
+    /// search inside it.
+    fn search(&self, t: u64) -> usize {
+        let shift = if self.ketama { 32 - self.radix_bits } else { 64 - self.radix_bits };
+        let b = (t >> shift) as usize;
+        let (lo, hi) = (self.radix[b] as usize, self.radix[b + 1] as usize);
+        lo + upper_bound(&self.top[lo..hi], t)
+    }
+
+    /// Sets `top` and its radix index from the sorted `points`.
+    fn index(&mut self) {
+        let ketama = self.ketama;
+        self.top = self.points.iter().map(|&p| if ketama { p as u64 } else { (p >> 64) as u64 }).collect();
+        // About one point per bucket, at most 2^16 buckets (256 KB).
+        let bits = (usize::BITS - self.top.len().leading_zeros()).clamp(1, 16);
+        let shift = if ketama { 32 - bits } else { 64 - bits };
+        let mut radix = vec![0u32; (1 << bits) + 1];
+        let mut i = 0usize;
+        for (b, slot) in radix.iter_mut().enumerate() {
+            while i < self.top.len() && ((self.top[i] >> shift) as usize) < b {
+                i += 1;
+            }
+            *slot = i as u32;
+        }
+        self.radix = radix;
+        self.radix_bits = bits;
+    }
+
+    /// uhashring's `_get_pos` wrap: past the last point is position 0.
+    fn wrap(&self, p: usize) -> usize {
         if p == self.points.len() {
             0
         } else {
@@ -56,13 +114,47 @@ impl UhashringCore {
     }
 }
 
+/// `f` of the UTF-8 of `str(key)` (uhashring hashes `str(key).encode("utf-8")`).
+fn with_str_utf8<R>(key: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> R) -> PyResult<R> {
+    if let Ok(s) = key.downcast_exact::<PyString>() {
+        return Ok(f(s.to_cow()?.as_bytes()));
+    }
+    let mut buf = Vec::new();
+    str_utf8(key, &mut buf)?;
+    Ok(f(&buf))
+}
+
+/// The first index whose value is greater than `x` (`len` when none): a branch-free binary
+/// search (conditional moves), since a key's position is unpredictable.
+fn upper_bound(v: &[u64], x: u64) -> usize {
+    if v.is_empty() {
+        return 0;
+    }
+    let (mut base, mut size) = (0usize, v.len());
+    while size > 1 {
+        let half = size / 2;
+        let mid = base + half;
+        base = if v[mid] <= x { mid } else { base };
+        size -= half;
+    }
+    base + usize::from(v[base] <= x)
+}
+
 #[pymethods]
 impl UhashringCore {
     /// An empty continuum (the Python subclass's `__init__` configures it).
     #[new]
     #[pyo3(signature = (*_args, **_kwargs))]
     fn new(_args: &Bound<'_, PyAny>, _kwargs: Option<&Bound<'_, PyAny>>) -> UhashringCore {
-        UhashringCore { ketama: false, points: Vec::new(), owners: Vec::new(), nodes: Vec::new() }
+        UhashringCore {
+            ketama: false,
+            points: Vec::new(),
+            top: Vec::new(),
+            radix: vec![0, 0, 0],
+            radix_bits: 1,
+            owners: Vec::new(),
+            nodes: Vec::new(),
+        }
     }
 
     /// Rebuilds the continuum from `entries`, `(node, points)` in the ring dict's write order:
@@ -92,6 +184,7 @@ impl UhashringCore {
         self.points = points;
         self.owners = owners;
         self.nodes = entries.into_iter().map(|(n, _)| n).collect();
+        self.index();
         Ok(())
     }
 
@@ -101,7 +194,7 @@ impl UhashringCore {
         if self.points.is_empty() {
             return Ok(None);
         }
-        let pos = self.pos_of(self.key_point(key)?);
+        let pos = self.key_pos(key)?;
         Ok(Some(self.nodes[self.owners[pos] as usize].clone_ref(py)))
     }
 
@@ -110,7 +203,7 @@ impl UhashringCore {
         if self.points.is_empty() {
             return Ok(None);
         }
-        Ok(Some(self.pos_of(self.key_point(key)?)))
+        Ok(Some(self.key_pos(key)?))
     }
 
     /// uhashring's `hashi(key)`.
@@ -143,7 +236,7 @@ impl UhashringCore {
         if self.points.is_empty() {
             return Ok(out);
         }
-        let pos = self.pos_of(self.key_point(key)?);
+        let pos = self.key_pos(key)?;
         let mut seen = vec![false; self.nodes.len()];
         let n = self.points.len();
         for i in (pos..n).chain(0..pos) {
