@@ -9,11 +9,14 @@
 //! the CLI), this core covers every setting. Both are checked against the real uhashring.
 
 use md5::{Digest, Md5};
-use pyo3::exceptions::PyIndexError;
+use pyo3::exceptions::{PyIndexError, PyMemoryError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::keys::{formatted_low_bytes, str_utf8};
+
+/// The most points a continuum takes (2^25: about 1 GB while it is built).
+const MAX_POINTS: u64 = 1 << 25;
 
 /// A uhashring continuum: sorted points and the node object owning each.
 #[pyclass(module = "hashroute._hashroute", subclass)]
@@ -179,6 +182,15 @@ impl UhashringCore {
             names.push(buf.clone());
         }
         let counts: Vec<u64> = entries.iter().map(|(_, c)| *c).collect();
+        let per = if ketama { replicas as u64 } else { 1 };
+        let total = counts.iter().fold(0u64, |t, &c| t.saturating_add(c.saturating_mul(per)));
+        if total > MAX_POINTS {
+            // uhashring would build it (for hours, in Python); a continuum of this size is a
+            // mistake, refused before any memory is taken.
+            return Err(PyMemoryError::new_err(format!(
+                "a ring of {total} points exceeds hashroute's cap of {MAX_POINTS} (vnodes x weight per node)"
+            )));
+        }
         let (points, owners) = py.allow_threads(move || continuum(&names, &counts, ketama, replicas));
         self.ketama = ketama;
         self.points = points;

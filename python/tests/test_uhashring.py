@@ -98,6 +98,8 @@ def test_errors_and_edges():
             HashRing(bad)
     with pytest.raises(TypeError):
         HashRing(["a"], hash_fn=5)
+    with pytest.raises(MemoryError, match="cap"):
+        HashRing({"a": 10**6})
     empty_ours, empty_theirs = HashRing([]), uhashring.HashRing([])
     assert empty_ours.get_node("k") is None and empty_theirs.get_node("k") is None
     assert list(empty_ours.iterate_nodes("k")) == list(empty_theirs.iterate_nodes("k")) == [None]
