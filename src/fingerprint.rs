@@ -126,6 +126,15 @@ pub(crate) fn ketama_encoding(k: &Ketama) -> Vec<u8> {
     }
     let ranks = c.sorted_names(k.nodes());
     c.u64(k.points().len() as u64);
+    if let Some(points) = k.points128() {
+        // uhashring-md5: whole 128-bit points (high word first).
+        for (&p, &o) in points.iter().zip(k.owners()) {
+            c.u64((p >> 64) as u64);
+            c.u64(p as u64);
+            c.u32(ranks[o as usize]);
+        }
+        return c.0;
+    }
     for (&p, &o) in k.points().iter().zip(k.owners()) {
         c.u32(p);
         c.u32(ranks[o as usize]);

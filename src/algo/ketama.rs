@@ -43,6 +43,7 @@ use crate::Builder;
 /// | `Libmemcached` | `floor((float)(w/Σw · 160 / 4 · N + 1e-10))`, `f32` | `host-k` on port 11211, else `host:port-k` | 4 | first `>=` |
 /// | `Spymemcached` | as `Libmemcached` | `/host:port-k` | 4 | first `>=` |
 /// | `PythonHashRing` | `⌊40 · N · w / Σw⌋` (exact) | `name-k` | 3 | first `>` |
+/// | `UhashringMd5` | none: `160 · w` points, each a whole 128-bit digest | `name-k` | 1 (128-bit) | first `>` |
 ///
 /// For the libmemcached variants the node name is split at its last `:` into host and port; a
 /// name without a numeric port uses memcached's default 11211.
@@ -73,11 +74,18 @@ pub enum KetamaVariant {
     /// chars for keys *and* points, 100 points per server; with any weight above 1 the weighted
     /// MD5 continuum of [`KetamaVariant::Libmemcached`] with the one-at-a-time key hash.
     LibmemcachedOaat,
+    /// PyPI `uhashring` (2.x) in its default mode (no `hash_fn`): point `k` of a node is the
+    /// whole MD5 of `name-k` as a big-endian 128-bit integer, `160 · w` points for weight `w`
+    /// (a multiple of 1/160; 2^22 points in all at most), the key point the 128-bit MD5 of the
+    /// key, first point `>`.
+    /// Routes compare all 128 bits; [`Ketama::points`] and the `*_hash32` methods see only each
+    /// point's top 32 bits, and [`Router::arcs`] is `None` (the key space is not 32-bit).
+    UhashringMd5,
 }
 
 impl KetamaVariant {
     /// Every variant, in declaration order.
-    pub const ALL: [KetamaVariant; 7] = [
+    pub const ALL: [KetamaVariant; 8] = [
         KetamaVariant::Libketama,
         KetamaVariant::Uhashring,
         KetamaVariant::Libmemcached,
@@ -85,6 +93,7 @@ impl KetamaVariant {
         KetamaVariant::PythonHashRing,
         KetamaVariant::Twemproxy,
         KetamaVariant::LibmemcachedOaat,
+        KetamaVariant::UhashringMd5,
     ];
 
     /// The variant's name as the CLI spells it.
@@ -97,6 +106,7 @@ impl KetamaVariant {
             KetamaVariant::PythonHashRing => "python-hash-ring",
             KetamaVariant::Twemproxy => "twemproxy",
             KetamaVariant::LibmemcachedOaat => "libmemcached-oaat",
+            KetamaVariant::UhashringMd5 => "uhashring-md5",
         }
     }
 
@@ -132,7 +142,7 @@ impl KetamaVariant {
     /// Whether lookups take the first point strictly greater than the hash (Python's
     /// `bisect_right`) instead of the first point at or after it.
     pub(crate) fn strictly_greater(self) -> bool {
-        matches!(self, KetamaVariant::Uhashring | KetamaVariant::PythonHashRing)
+        matches!(self, KetamaVariant::Uhashring | KetamaVariant::PythonHashRing | KetamaVariant::UhashringMd5)
     }
 
     fn points_per_digest(self) -> usize {
@@ -165,7 +175,8 @@ impl KetamaVariant {
                 let x = pct * 160.0f32 / 4.0f32 * (n as f32);
                 ((f64::from(x) + 0.000_000_000_1) as f32).floor() as u64
             }
-            KetamaVariant::Uhashring | KetamaVariant::PythonHashRing => {
+            // UhashringMd5 has no digest count (its continuum is `ketama_variants.rs`'s).
+            KetamaVariant::Uhashring | KetamaVariant::PythonHashRing | KetamaVariant::UhashringMd5 => {
                 // Python: `(40 * n * w) // total`, exact for integral weights.
                 let num = 40.0 * n as f64 * weight;
                 if weight.fract() == 0.0 && total.fract() == 0.0 && num < 2f64.powi(100) && total < 2f64.powi(100) {
@@ -249,6 +260,9 @@ pub struct Ketama {
     circle: Circle<u32>,
     /// Nodes in name order (used to finish preference lists with nodes that own no point).
     by_name: Vec<u32>,
+    /// [`KetamaVariant::UhashringMd5`]'s 128-bit continuum (routes use it; `circle` holds its
+    /// top 32 bits, owner for owner).
+    wide: Option<Box<Circle<u128>>>,
 }
 
 impl Ketama {
@@ -345,6 +359,10 @@ fn points_of(nodes: &NodeSet, counts: &[u64], variant: KetamaVariant, total: usi
 
 impl Ketama {
     fn new(nodes: NodeSet, variant: KetamaVariant) -> Result<Ketama> {
+        if variant == KetamaVariant::UhashringMd5 {
+            let wide = ketama_variants::uhashring_md5_circle(&nodes)?;
+            return Ok(Ketama::from_wide(nodes, wide));
+        }
         if let Some(pairs) = ketama_variants::unweighted_oaat_points(variant, &nodes) {
             return Ok(Ketama::from_pairs(nodes, variant, pairs));
         }
@@ -384,7 +402,30 @@ impl Ketama {
         pairs.sort_unstable_by_key(|&(p, owner)| (p, rank[owner as usize]));
         let (points, owners) = pairs.into_iter().unzip();
         let key_hasher = KeyHasher::Md5;
-        Ketama { nodes, variant, key_hasher, circle: Circle::new(points, owners), by_name }
+        Ketama { nodes, variant, key_hasher, circle: Circle::new(points, owners), by_name, wide: None }
+    }
+
+    /// The [`KetamaVariant::UhashringMd5`] continuum over the 128-bit circle `wide`.
+    fn from_wide(nodes: NodeSet, wide: Circle<u128>) -> Ketama {
+        let top = wide.points().iter().map(|&p| (p >> 96) as u32).collect();
+        let circle = Circle::new(top, wide.owners().to_vec());
+        let (by_name, variant, key_hasher) = (nodes.ids_by_name(), KetamaVariant::UhashringMd5, KeyHasher::Md5);
+        Ketama { nodes, variant, key_hasher, circle, by_name, wide: Some(Box::new(wide)) }
+    }
+
+    /// The 128-bit points of [`KetamaVariant::UhashringMd5`] (owners: [`Ketama::owners`]);
+    /// `None` for the 32-bit variants.
+    pub fn points128(&self) -> Option<&[u128]> {
+        self.wide.as_deref().map(Circle::points)
+    }
+
+    /// The index of the point owning `key`.
+    #[inline]
+    fn key_index(&self, key: &[u8]) -> usize {
+        match &self.wide {
+            Some(wide) => ketama_variants::uhashring_md5_index(wide, key),
+            None => self.point_index(self.variant_key_hash(key)),
+        }
     }
 
     /// The same continuum with key hash `key_hasher` (checked by the builder).
@@ -442,7 +483,7 @@ impl Ketama {
 
     #[inline]
     fn route_key(&self, key: &[u8]) -> NodeId {
-        self.route_hash32(self.variant_key_hash(key))
+        self.circle.owner(self.key_index(key))
     }
 
     /// The points as an "at or after" point set (widened to `u64`). With "strictly greater"
@@ -465,7 +506,7 @@ impl Ketama {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.circle.heap_bytes() + self.by_name.capacity() * 4
+        self.circle.heap_bytes() + self.by_name.capacity() * 4 + self.wide.as_ref().map_or(0, |w| w.heap_bytes())
     }
 
     /// The node owning a pre-computed 32-bit key hash ([`Ketama::key_hash`]).
@@ -534,6 +575,9 @@ impl Router for Ketama {
     /// all of them in lockstep (their cache misses overlap).
     fn route_batch(&self, keys: &[&[u8]], out: &mut [NodeId]) {
         const CHUNK: usize = 64;
+        if let Some(wide) = &self.wide {
+            return ketama_variants::uhashring_md5_route_batch(wide, keys, out);
+        }
         let mut words = [[0u32; 4]; CHUNK];
         let mut idx = [0usize; CHUNK];
         let strict = self.variant.strictly_greater();
@@ -554,13 +598,16 @@ impl Router for Ketama {
     /// Walks the continuum clockwise from the key's point, skipping nodes already produced;
     /// nodes that own no point (weight rounded to 0 digests) follow in name order.
     fn preference(&self, key: &[u8], visit: &mut dyn FnMut(NodeId) -> ControlFlow<()>) -> Result<()> {
-        let start = self.point_index(self.variant_key_hash(key));
+        let start = self.key_index(key);
         self.circle.walk_clockwise_then(start, self.nodes.len(), self.by_name.iter().copied(), visit);
         Ok(())
     }
     /// The continuum over the 32-bit hash circle, "strictly greater" variants converted to
     /// the equivalent "at or after" points. O(points).
     fn arcs(&self) -> Option<Arcs<'_>> {
+        if self.wide.is_some() {
+            return None;
+        }
         let (points, owners) = self.at_or_after();
         let placement = if self.variant == KetamaVariant::Twemproxy {
             Placement::empty_key_at_zero(self.key_hasher)
@@ -591,7 +638,7 @@ mod tests {
             assert_eq!(KetamaVariant::from_name(v.name()).unwrap(), v);
         }
         let err = KetamaVariant::from_name("ketama2").unwrap_err();
-        assert!(err.to_string().contains("python-hash-ring, twemproxy or libmemcached-oaat"), "{err}");
+        assert!(err.to_string().contains("twemproxy, libmemcached-oaat or uhashring-md5"), "{err}");
         assert_eq!(KetamaVariant::default(), KetamaVariant::Libketama);
     }
 
