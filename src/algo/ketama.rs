@@ -119,6 +119,7 @@ impl KetamaVariant {
             KetamaVariant::LibmemcachedOaat => &[KeyHasher::Oaat],
             KetamaVariant::Libketama
             | KetamaVariant::Uhashring
+            | KetamaVariant::UhashringMd5
             | KetamaVariant::Libmemcached
             | KetamaVariant::Spymemcached
             | KetamaVariant::PythonHashRing => &[KeyHasher::Md5],
