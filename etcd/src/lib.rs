@@ -231,8 +231,9 @@ pub use error::{Error, QUOTE_LIMIT};
 pub use kv::{CmpOp, Compare, Deleted, KeyValue, Op, Range, Status, Target, TxnResult};
 pub use retry::Retry;
 pub use ring::{
-    Committed, DecodeError, EventHandler, Member, MemberState, Records, RingError, RingEvent, RingRouter, RingState,
-    RingStore, RingWatcher, WatchConfig, WatchStatus, FORMAT, MAX_LABELS, MAX_LABEL_BYTES, MAX_NAME_BYTES,
+    ChangeId, Committed, DecodeError, EventHandler, Member, MemberState, Records, RingError, RingEvent, RingRouter,
+    RingState, RingStore, RingWatcher, WatchConfig, WatchStatus, CHANGE_LOG, FORMAT, MAX_CHANGE_ID_BYTES, MAX_LABELS,
+    MAX_LABEL_BYTES, MAX_NAME_BYTES,
 };
 pub use watch::{Event, EventKind, WatchEvent, WatchOptions, Watcher, MAX_WATCH_MESSAGE_BYTES, WATCH_CHANNEL_CAPACITY};
 

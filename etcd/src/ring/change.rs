@@ -171,7 +171,14 @@ impl RingState {
                 m.serial = serial;
             }
         }
-        let next = RingState { spec: self.spec.clone(), serial, next_order, members, revision: self.revision };
+        let next = RingState {
+            spec: self.spec.clone(),
+            serial,
+            next_order,
+            members,
+            revision: self.revision,
+            changes: self.changes.clone(),
+        };
         next.check_routable(self)?;
         Ok(next)
     }
