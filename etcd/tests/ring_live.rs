@@ -246,7 +246,11 @@ fn watcher_follows_a_compaction_and_an_etcd_restart() {
     eventually("the watcher to notice etcd is down", || !w.status().connected);
     assert_eq!(w.fingerprint(), served);
     assert_eq!(routes(&*shared.load(), 200), before, "readers keep the last ring");
-    let down = s.join(&Node::new("e")).unwrap_err();
+    // Retried within the time bound (etcd may be electing a leader), then one transient error.
+    let bound = Duration::from_secs(1);
+    let t = Instant::now();
+    let down = s.clone().with_time_bound(bound).join(&Node::new("e")).unwrap_err();
+    assert!(t.elapsed() < bound + Duration::from_millis(500), "{:?}", t.elapsed());
     assert!(down.is_transient(), "{down:?}");
     one_line(&down);
 
