@@ -250,7 +250,7 @@ fn a_frozen_member_is_passed_over_by_reads_changes_and_watches() {
 
     // Thawed, it catches up and serves the same ring; the buffered write it held applies nothing.
     c.thaw(frozen).unwrap();
-    let alone = store_at(&[frozen_ep.clone()], PREFIX);
+    let alone = store_at(std::slice::from_ref(&frozen_ep), PREFIX);
     let latest = s.read().unwrap();
     assert_eq!(latest.revision(), reweighed.revision, "nothing applied twice");
     eventually("the thawed member to serve the ring", || alone.read().is_ok_and(|r| r == latest));
