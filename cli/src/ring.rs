@@ -20,7 +20,10 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 use hashroute::{Node, NodeId, Router};
-use hashroute_etcd::{Client, Committed, Options, RingError, RingEvent, RingRouter, RingState, RingStore, WatchConfig};
+use hashroute_etcd::{
+    ChangeId, Client, Committed, MemberState, Options, RingError, RingEvent, RingRouter, RingState, RingStore,
+    WatchConfig,
+};
 
 use crate::failure::Failure;
 use crate::keys::{for_each_key, InputFormat, Key};
@@ -103,11 +106,33 @@ struct InitArgs {
     algo: AlgoArgs,
 }
 
+/// `--change-id`: the idempotency token of one change.
+#[derive(Args, Debug, Clone)]
+struct ChangeIdArg {
+    /// The change's id (1 to 64 letters, digits, '-' or '_'; default: a fresh random one). A
+    /// change with an id already in the ring's change log is not applied again: rerun a command
+    /// that ended "may or may not have been applied" with the id its message names
+    #[arg(long, value_name = "ID", value_parser = parse_change_id)]
+    change_id: Option<ChangeId>,
+}
+
+impl ChangeIdArg {
+    fn id(&self) -> ChangeId {
+        self.change_id.clone().unwrap_or_default()
+    }
+}
+
+fn parse_change_id(text: &str) -> Result<ChangeId, String> {
+    text.parse()
+}
+
 /// `ring join`.
 #[derive(Args, Debug)]
 struct JoinArgs {
     #[command(flatten)]
     etcd: EtcdArgs,
+    #[command(flatten)]
+    change: ChangeIdArg,
     /// The member's name (its node name in routes)
     #[arg(value_name = "NAME")]
     name: String,
@@ -130,6 +155,8 @@ struct JoinArgs {
 struct NameArgs {
     #[command(flatten)]
     etcd: EtcdArgs,
+    #[command(flatten)]
+    change: ChangeIdArg,
     /// The member's name
     #[arg(value_name = "NAME")]
     name: String,
@@ -140,6 +167,8 @@ struct NameArgs {
 struct ReweighArgs {
     #[command(flatten)]
     etcd: EtcdArgs,
+    #[command(flatten)]
+    change: ChangeIdArg,
     /// The member's name
     #[arg(value_name = "NAME")]
     name: String,
@@ -261,11 +290,17 @@ pub(crate) fn run(args: RingArgs) -> Result<(), Failure> {
     match args.cmd {
         RingCmd::Init(a) => init(a, deadline),
         RingCmd::Join(a) => join(a, deadline),
-        RingCmd::Leave(a) => print_committed(a.etcd.store(deadline)?.leave(&a.name)),
-        RingCmd::Down(a) => print_committed(a.etcd.store(deadline)?.mark_down(&a.name)),
-        RingCmd::Up(a) => print_committed(a.etcd.store(deadline)?.mark_up(&a.name)),
-        RingCmd::Drain(a) => print_committed(a.etcd.store(deadline)?.drain(&a.name)),
-        RingCmd::Reweigh(a) => print_committed(a.etcd.store(deadline)?.reweigh(&a.name, a.weight)),
+        RingCmd::Leave(a) => change(&a.etcd, &a.change, deadline, "leave", |s| s.without_member(&a.name)),
+        RingCmd::Down(a) => {
+            change(&a.etcd, &a.change, deadline, "down", |s| s.with_member_state(&a.name, MemberState::Down))
+        }
+        RingCmd::Up(a) => {
+            change(&a.etcd, &a.change, deadline, "up", |s| s.with_member_state(&a.name, MemberState::Active))
+        }
+        RingCmd::Drain(a) => {
+            change(&a.etcd, &a.change, deadline, "drain", |s| s.with_member_state(&a.name, MemberState::Draining))
+        }
+        RingCmd::Reweigh(a) => change(&a.etcd, &a.change, deadline, "reweigh", |s| s.with_weight(&a.name, a.weight)),
         RingCmd::Status(a) => {
             let state = a.etcd.store(deadline)?.read().map_err(ring_failure)?;
             print_status(&StatusReport::of(&state))
@@ -287,8 +322,25 @@ fn join(args: JoinArgs, deadline: Instant) -> Result<(), Failure> {
             node = node.with_label(key, v.clone());
         }
     }
-    let store = args.etcd.store(deadline)?;
-    print_committed(if args.stage { store.join_staged(&node) } else { store.join(&node) })
+    change(&args.etcd, &args.change, deadline, "join", |s| s.with_member(&node, args.stage))
+}
+
+/// One change with its id (the one given, or a fresh one), printed as a commit; when its outcome
+/// stays unknown, the message names the id to settle it with.
+fn change(
+    etcd: &EtcdArgs,
+    id: &ChangeIdArg,
+    deadline: Instant,
+    what: &str,
+    f: impl FnMut(&RingState) -> Result<RingState, RingError>,
+) -> Result<(), Failure> {
+    let id = id.id();
+    match etcd.store(deadline)?.change_with_id(what, &id, f) {
+        Err(e @ RingError::Unresolved { .. }) => {
+            Err(Failure::msg(format!("{e}; run it again with --change-id {id} to settle it")))
+        }
+        done => print_committed(done),
+    }
 }
 
 /// `REVISION<TAB>FINGERPRINT` of the ring after a change.

@@ -418,3 +418,31 @@ fn six_writer_processes_ride_through_a_leader_kill() {
     assert!(t0.elapsed() < Duration::from_secs(20), "took {:?}: {err}", t0.elapsed());
     assert!(err.contains("etcd"), "{err}");
 }
+
+/// `ring join` through a proxy that loses the answer to its transaction (etcd applied it) or
+/// the transaction itself: exit 0 without a word either way, the member there once; a rerun
+/// with the same `--change-id` is not applied again, a bad id is a usage error.
+#[test]
+fn a_join_whose_answer_is_lost_exits_0_and_lands_once() {
+    let Some(etcd) = start("a_join_whose_answer_is_lost_exits_0_and_lands_once") else { return };
+    let port: u16 = etcd.endpoint().rsplit(':').next().unwrap().parse().unwrap();
+    let proxy = support::proxy::LossyProxy::start(port);
+    let ep = proxy.endpoint();
+    let at = ["--etcd", ep.as_str(), "--prefix", "/rings/lossy"];
+    ok(&ring("init", &["--algo", "ring"], &at));
+    proxy.lose_answers(1);
+    let (rev, _) = committed(&ok(&ring("join", &["a", "--change-id", "join-a-1"], &at)));
+    proxy.swallow(1);
+    ok(&ring("join", &["b"], &at));
+    assert!(proxy.txns() >= 3, "both joins went through the proxy");
+    let status = ok(&ring("status", &[], &at));
+    let names: Vec<&str> = status.lines().skip(1).map(|l| l.split('\t').next().unwrap()).collect();
+    assert_eq!(names, ["a", "b"], "{status}");
+    // The same id again: found in the change log, nothing written.
+    let before = ok(&ring("status", &[], &at));
+    let (again, _) = committed(&ok(&ring("join", &["a", "--change-id", "join-a-1"], &at)));
+    assert!(again >= rev);
+    assert_eq!(ok(&ring("status", &[], &at)), before);
+    let out = hashroute(&ring("join", &["c", "--change-id", "not an id"], &at));
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

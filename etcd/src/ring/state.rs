@@ -187,7 +187,6 @@ pub struct ChangeId(String);
 
 impl ChangeId {
     /// A fresh random id (32 hexadecimal digits). Costs two hashes.
-    #[allow(clippy::new_without_default)]
     pub fn new() -> ChangeId {
         use std::hash::{BuildHasher, Hasher};
         use std::sync::atomic::{AtomicU64, Ordering};
@@ -208,6 +207,13 @@ impl ChangeId {
     /// The id as text.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+impl Default for ChangeId {
+    /// A fresh random id: [`ChangeId::new`].
+    fn default() -> ChangeId {
+        ChangeId::new()
     }
 }
 

@@ -237,8 +237,11 @@ impl RingStore {
     ///   out and its answer was lost, the next read decides: `id` in the ring's change log means
     ///   the change was applied ([`Committed::recovered`]); absent, it was not, and cannot be
     ///   applied later either (every attempt compares the config revision it read, which a later
-    ///   commit changes), so the change is tried again. Give the same `id` to a later call to
-    ///   settle a change that ended [`RingError::Unresolved`].
+    ///   commit changes), so the change is tried again.
+    ///
+    /// A call whose `id` is already in the change log returns at once, [`Committed::recovered`]
+    /// set, writing nothing: give the same `id` to a later call to settle a change that ended
+    /// [`RingError::Unresolved`] (within [`CHANGE_LOG`](crate::CHANGE_LOG) later changes).
     ///
     /// Costs per attempt: one range read of the whole ring, `f`, one transaction writing the
     /// config and the changed members.
@@ -296,11 +299,13 @@ impl RingStore {
     ) -> Result<Attempt, AttemptError> {
         let range = client.get_prefix(self.keys.root()).map_err(AttemptError::from_etcd)?;
         let current = decode_range(&self.keys, &range.kvs).map_err(|e| AttemptError::Fatal(e.into()))?;
+        // Applied already: by an attempt whose answer was lost, or by an earlier call given the
+        // same id.
+        if current.change_serial(id).is_some() {
+            let revision = current.revision;
+            return Ok(Attempt::Done(Committed { revision, changed: true, state: current, recovered: true }));
+        }
         if let Some((serial, cause)) = unknown.as_ref() {
-            if current.change_serial(id).is_some() {
-                let revision = current.revision;
-                return Ok(Attempt::Done(Committed { revision, changed: true, state: current, recovered: true }));
-            }
             if !current.change_log_covers(*serial) {
                 // More changes than the log keeps committed since: "absent" proves nothing.
                 return Err(AttemptError::Fatal(RingError::Unresolved {

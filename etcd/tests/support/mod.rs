@@ -11,6 +11,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod cluster;
+pub mod proxy;
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
