@@ -202,7 +202,8 @@ impl Client {
     /// endpoint gets the smaller of [`Options::request_timeout`] and the time left, and a call
     /// made after `deadline` fails at once with [`Error::Timeout`] (nothing sent). What a
     /// command with an overall time bound uses; the endpoint order and the token stay shared
-    /// with the original. Costs nothing.
+    /// with the original. Costs nothing. Not for a client that runs watches (a watcher started
+    /// from it would fail every reconnect after the deadline).
     #[must_use]
     pub fn with_deadline(&self, deadline: Instant) -> Client {
         Client { inner: self.inner.clone(), deadline: Some(deadline) }

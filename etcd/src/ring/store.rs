@@ -143,10 +143,18 @@ impl RingStore {
     /// A range read of the ring, retried through transient failures until `client`'s deadline.
     pub(crate) fn read_range(&self, client: &Client) -> Result<Range, Error> {
         let mut backoff = Backoff::new();
+        let mut last: Option<Error> = None;
         loop {
             match client.get_prefix(self.keys.root()) {
                 Ok(range) => return Ok(range),
-                Err(e) if e.is_transient() && backoff.wait(client.deadline()) => {}
+                Err(e) if e.is_transient() => {
+                    if last.is_none() || !out_of_time(&e) {
+                        last = Some(e);
+                    }
+                    if !backoff.wait(client.deadline()) {
+                        return Err(last.take().expect("a failure was recorded"));
+                    }
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -264,6 +272,8 @@ impl RingStore {
         let mut conflicts = 0u32;
         // The serial an attempt whose answer was lost would have committed as, and its failure.
         let mut unknown: Option<(u64, Error)> = None;
+        // The last failure worth reporting (not a call refused for lack of time).
+        let mut last: Option<Error> = None;
         loop {
             let failure = match self.attempt(&client, id, &mut f, &mut unknown) {
                 Ok(Attempt::Done(c)) => return Ok(c),
@@ -278,12 +288,14 @@ impl RingStore {
                 Err(AttemptError::Fatal(e)) => return Err(e),
                 Err(AttemptError::Transient(e)) => e,
             };
+            if last.is_none() || !out_of_time(&failure) {
+                last = Some(failure);
+            }
             if !backoff.wait(client.deadline()) {
+                let last = last.take().expect("a failure was recorded");
                 return Err(match unknown {
-                    Some((_, cause)) => {
-                        RingError::Unresolved { what: label, bound: self.time_bound, cause: pick(cause, failure) }
-                    }
-                    None => RingError::Etcd(failure),
+                    Some((_, cause)) => RingError::Unresolved { what: label, bound: self.time_bound, cause },
+                    None => RingError::Etcd(last),
                 });
             }
         }
@@ -385,14 +397,10 @@ fn sent_and_lost(e: &Error) -> bool {
     )
 }
 
-/// The failure to report for an unresolved change: the last one, unless it is the deadline
-/// itself (a call refused for lack of time), which says less than the one that left the outcome
-/// unknown.
-fn pick(first: Error, last: Error) -> Error {
-    match last {
-        Error::Timeout { after, .. } if after.is_zero() => first,
-        last => last,
-    }
+/// Whether a failure is a call refused because the deadline had passed (it says less than the
+/// failure before it).
+fn out_of_time(e: &Error) -> bool {
+    matches!(e, Error::Timeout { after, .. } if after.is_zero())
 }
 
 /// Waits between attempts after failures that may clear: 50 ms doubling to 1 s, each wait a
