@@ -417,6 +417,7 @@ fn six_writer_processes_ride_through_a_leader_kill() {
     let err = fails(&ring("status", &[], &at));
     assert!(t0.elapsed() < Duration::from_secs(20), "took {:?}: {err}", t0.elapsed());
     assert!(err.contains("etcd"), "{err}");
+    eprintln!("no quorum, after {:.1} s: {}", t0.elapsed().as_secs_f64(), err.trim_end());
 }
 
 /// `ring join` through a proxy that loses the answer to its transaction (etcd applied it) or

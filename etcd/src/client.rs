@@ -384,15 +384,22 @@ impl Inner {
                 Failure::Connect(cause) => last_connect = format!("{}: {cause}", ep.name),
                 Failure::Timeout if kind == Kind::Write => {
                     self.prefer(index + 1);
-                    return Err(Error::Timeout { endpoint: ep.name.clone(), after: budget, outcome_unknown: true });
+                    return Err(Error::Timeout {
+                        endpoint: ep.name.clone(),
+                        after: whole_ms(budget),
+                        outcome_unknown: true,
+                    });
                 }
                 Failure::Broken(cause) if kind == Kind::Write => {
                     self.prefer(index + 1);
                     return Err(Error::OutcomeUnknown { endpoint: ep.name.clone(), cause });
                 }
                 Failure::Timeout => {
-                    last_other =
-                        Some(Error::Timeout { endpoint: ep.name.clone(), after: budget, outcome_unknown: false })
+                    last_other = Some(Error::Timeout {
+                        endpoint: ep.name.clone(),
+                        after: whole_ms(budget),
+                        outcome_unknown: false,
+                    })
                 }
                 Failure::Broken(cause) => {
                     last_other = Some(Error::Disconnected { endpoint: ep.name.clone(), cause: quote(&cause) })
@@ -478,6 +485,11 @@ impl Inner {
     pub(crate) fn user(&self) -> &str {
         self.options.credentials.as_ref().map(|(u, _)| u.as_str()).unwrap_or("")
     }
+}
+
+/// `d` cut to whole milliseconds, for messages ("1.93s", not "1.929526022s").
+fn whole_ms(d: Duration) -> Duration {
+    Duration::from_millis(d.as_millis().try_into().unwrap_or(u64::MAX))
 }
 
 /// Turns one answer's status and body into its JSON object or its [`Error`].
