@@ -124,6 +124,19 @@ pub enum RingError {
         /// The last failure.
         cause: crate::Error,
     },
+    /// An operation kept failing in ways that may clear (no member answered, no leader) until
+    /// the store's time bound ran out; nothing was changed.
+    #[error("{what}: gave up after {attempts} attempts in {bound:?}, nothing was changed: {cause}")]
+    GaveUp {
+        /// The operation and the ring.
+        what: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The store's time bound.
+        bound: std::time::Duration,
+        /// The last failure.
+        cause: crate::Error,
+    },
     /// The kernel refused the change (the last live node, an unsupported removal, weights on an
     /// algorithm without them, a token clash, ...); nothing was changed.
     #[error("{0}; nothing was changed")]
@@ -136,7 +149,7 @@ impl RingError {
     pub fn is_transient(&self) -> bool {
         match self {
             RingError::Etcd(e) => e.is_transient() || matches!(e, crate::Error::Conflict { .. }),
-            RingError::Unresolved { .. } => true,
+            RingError::Unresolved { .. } | RingError::GaveUp { .. } => true,
             _ => false,
         }
     }

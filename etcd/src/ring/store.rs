@@ -125,8 +125,8 @@ impl RingStore {
     /// backoff within the [time bound](RingStore::with_time_bound).
     ///
     /// # Errors
-    /// [`RingError::Decode`] ([`DecodeError::NoRing`] when nothing is stored); etcd errors (the
-    /// last one when the time bound ran out).
+    /// [`RingError::Decode`] ([`DecodeError::NoRing`] when nothing is stored); etcd errors;
+    /// [`RingError::GaveUp`] when the time bound ran out after several attempts.
     pub fn read(&self) -> Result<RingState, RingError> {
         let client = self.bounded_client();
         let range = self.read_range(&client)?;
@@ -141,10 +141,10 @@ impl RingStore {
     }
 
     /// A range read of the ring, retried through transient failures until `client`'s deadline.
-    pub(crate) fn read_range(&self, client: &Client) -> Result<Range, Error> {
+    pub(crate) fn read_range(&self, client: &Client) -> Result<Range, RingError> {
         let mut backoff = Backoff::new();
         let mut last: Option<Error> = None;
-        loop {
+        for attempt in 1u32.. {
             match client.get_prefix(self.keys.root()) {
                 Ok(range) => return Ok(range),
                 Err(e) if e.is_transient() => {
@@ -152,12 +152,24 @@ impl RingStore {
                         last = Some(e);
                     }
                     if !backoff.wait(client.deadline()) {
-                        return Err(last.take().expect("a failure was recorded"));
+                        let cause = last.take().expect("a failure was recorded");
+                        return Err(self.gave_up("read", attempt, cause));
                     }
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
         }
+        unreachable!("the loop returns")
+    }
+
+    /// The error of an operation that kept failing until its time bound ran out: the cause alone
+    /// after one attempt, else with the attempts and the bound.
+    fn gave_up(&self, what: &str, attempts: u32, cause: Error) -> RingError {
+        if attempts <= 1 {
+            return RingError::Etcd(cause);
+        }
+        let what = format!("{what} on ring {}", quote_key(self.keys.prefix().as_bytes()));
+        RingError::GaveUp { what, attempts, bound: self.time_bound, cause }
     }
 
     /// Joins `node` (name, weight, `zone`/`rack` labels; tokens on a token ring, else the
@@ -257,8 +269,8 @@ impl RingStore {
     /// # Errors
     /// `f`'s error (not retried); [`RingError::Decode`] when the stored ring is invalid;
     /// [`RingError::Unresolved`] when a transaction went out, its answer was lost and the ring
-    /// could not be read back within the bound; the last etcd error when the bound ran out with
-    /// nothing sent (or every attempt refused), [`crate::Error::Conflict`] after too many
+    /// could not be read back within the bound; [`RingError::GaveUp`] (or the etcd error, after a
+    /// single attempt) when the bound ran out with nothing applied, [`crate::Error::Conflict`] after too many
     /// conflicts; errors retrying cannot fix (credentials, permissions) at once.
     pub fn change_with_id(
         &self,
@@ -274,7 +286,7 @@ impl RingStore {
         let mut unknown: Option<(u64, Error)> = None;
         // The last failure worth reporting (not a call refused for lack of time).
         let mut last: Option<Error> = None;
-        loop {
+        for round in 1u32.. {
             let failure = match self.attempt(&client, id, &mut f, &mut unknown) {
                 Ok(Attempt::Done(c)) => return Ok(c),
                 Ok(Attempt::Conflict) => {
@@ -295,10 +307,11 @@ impl RingStore {
                 let last = last.take().expect("a failure was recorded");
                 return Err(match unknown {
                     Some((_, cause)) => RingError::Unresolved { what: label, bound: self.time_bound, cause },
-                    None => RingError::Etcd(last),
+                    None => self.gave_up(what, round, last),
                 });
             }
         }
+        unreachable!("the loop returns")
     }
 
     /// One read–compute–write round of [`RingStore::change_with_id`].
