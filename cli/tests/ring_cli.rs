@@ -349,6 +349,8 @@ fn six_writer_processes_ride_through_a_leader_kill() {
     ok(&ring("init", &["--algo", "ring", "--vnodes", "40"], &at));
     const WRITERS: usize = 6;
     let joins = failover_joins();
+    // Another build's binary for the joins (to compare releases): HASHROUTE_FAILOVER_BIN.
+    let bin = std::env::var("HASHROUTE_FAILOVER_BIN").unwrap_or_else(|_| BIN.to_owned());
     let total = WRITERS * joins;
     let done = std::sync::atomic::AtomicUsize::new(0);
     let leader = cluster.wait_leader().unwrap();
@@ -356,12 +358,16 @@ fn six_writer_processes_ride_through_a_leader_kill() {
     let (outcomes, killed_after) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..WRITERS)
             .map(|w| {
-                let (done, at) = (&done, &at);
+                let (done, at, bin) = (&done, &at, &bin);
                 scope.spawn(move || {
                     (0..joins)
                         .map(|i| {
                             let name = format!("w{w}-{i}");
-                            let out = hashroute(&ring("join", &[&name], at));
+                            let out = Command::new(bin)
+                                .args(ring("join", &[&name], at))
+                                .stdin(Stdio::null())
+                                .output()
+                                .expect("run hashroute");
                             done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                             (name, out)
                         })

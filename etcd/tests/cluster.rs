@@ -303,12 +303,13 @@ fn quorum_lost_fails_in_one_line_and_changes_resume_when_it_returns() {
     let t = Instant::now();
     let err = bounded.change_with_id("join", &id, |st| st.with_member(&Node::new("b"), false)).unwrap_err();
     let took = t.elapsed();
-    assert!(took < bound + Duration::from_millis(500), "{took:?}: {err}");
+    // The bound's contract (generous slack for a loaded machine), not a speed test.
+    assert!(took < bound + Duration::from_secs(2), "{took:?}: {err}");
     assert!(err.is_transient(), "{err:?}");
     eprintln!("quorum lost: {} after {took:?}", one_line(&err));
     let t = Instant::now();
     let err = bounded.read().unwrap_err();
-    assert!(t.elapsed() < bound + Duration::from_millis(500), "{:?}: {err}", t.elapsed());
+    assert!(t.elapsed() < bound + Duration::from_secs(2), "{:?}: {err}", t.elapsed());
     one_line(&err);
     assert!(w.status().revision >= a.revision, "the watcher keeps its ring");
 

@@ -250,7 +250,7 @@ fn watcher_follows_a_compaction_and_an_etcd_restart() {
     let bound = Duration::from_secs(1);
     let t = Instant::now();
     let down = s.clone().with_time_bound(bound).join(&Node::new("e")).unwrap_err();
-    assert!(t.elapsed() < bound + Duration::from_millis(500), "{:?}", t.elapsed());
+    assert!(t.elapsed() < bound + Duration::from_secs(2), "{:?}", t.elapsed());
     assert!(down.is_transient(), "{down:?}");
     one_line(&down);
 
