@@ -6,6 +6,7 @@
 # HASHROUTE_FAILOVER_JOINS=25 (cargo test runs it with 4); it starts its own cluster on free
 # loopback ports and stops every member by its pid. Prints one `failover-scenario` line per run
 # and exits 1 at the first run where a join failed or a member is missing or doubled.
+# HASHROUTE_FAILOVER_BIN=PATH runs the joins with another build's `hashroute` (to compare).
 #
 #   scripts/etcd_failover.sh [RUNS] [JOINS_PER_WRITER]
 set -euo pipefail

@@ -219,10 +219,11 @@ impl Cluster {
     /// Sends `signal` (`STOP`, `CONT`) to member `i` by its pid.
     fn signal(&mut self, i: usize, signal: &str) -> Result<(), String> {
         let pid = self.pid(i).ok_or_else(|| format!("member {i} is not running"))?;
-        let status = Command::new("kill")
-            .args([format!("-{signal}"), pid.to_string()])
+        // The shell's builtin kill: no procps needed on a bare machine.
+        let status = Command::new("sh")
+            .args(["-c", &format!("kill -{signal} {pid}")])
             .status()
-            .map_err(|e| format!("cannot run kill: {e}"))?;
+            .map_err(|e| format!("cannot run sh: {e}"))?;
         if !status.success() {
             return Err(format!("kill -{signal} {pid} failed: {status}"));
         }
