@@ -42,9 +42,10 @@ if [ "$runs" = 3 ] && [ "$joins" = 25 ] && [ -z "${HASHROUTE_FAILOVER_BIN:-}" ];
         echo "killed with SIGKILL once 50 joins are in (the \`six_writer_processes_ride_through_a_leader_kill\`"
         echo "test of cli/tests/ring_cli.rs). \`exit0\`: joins that exited 0 with nothing on stderr;"
         echo "\`members\`: members in \`ring status\` afterwards (each name once); \`seconds\`: the writers'"
-        echo "wall time. The same runs with the binary built before change ids (HASHROUTE_FAILOVER_BIN)"
-        echo "ended with 3, 1 and 1 of the 150 joins exiting 1 (\"connection to etcd ... broke during a"
-        echo "write (it may or may not have been applied)\"), as the issue reported."
+        echo "wall time. On the same machine and day, three runs with the \`hashroute\` built at 07b3c58"
+        echo "(before change ids; \`HASHROUTE_FAILOVER_BIN=<that build>/debug/hashroute\`) ended with 3, 1"
+        echo "and 1 of the 150 joins exiting 1 (\"connection to etcd ... broke during a write (it may or may"
+        echo "not have been applied)\"), as the issue reported."
         echo
         echo '```'
         printf '%s' "$lines"
