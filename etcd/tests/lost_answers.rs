@@ -10,7 +10,7 @@ mod support;
 use std::time::Duration;
 
 use hashroute::{Algorithm, Node, RouterSpec};
-use hashroute_etcd::{ChangeId, Client, Committed, MemberState, Options, RingError, RingState, RingStore};
+use hashroute_etcd::{ChangeId, Client, Committed, MemberState, Options, RingError, RingState, RingStore, CHANGE_LOG};
 use support::proxy::LossyProxy;
 use support::{etcd_or_skip, Etcd};
 
@@ -114,4 +114,40 @@ fn a_change_id_settles_a_change_across_calls() {
     assert_eq!(st.change_serial(&id), Some(first.state.serial()));
     // A new id is a new change: the duplicate join is refused.
     assert!(matches!(s.join(&Node::new("a")), Err(RingError::DuplicateMember { .. })));
+}
+
+/// More changes than the change log keeps commit while an answer is lost (other writers, a
+/// slow reply): etcd's history decides, applied or not, and the change lands exactly once.
+#[test]
+fn a_lost_answer_is_settled_from_history_when_the_log_moved_on() {
+    let Some((etcd, proxy)) = start("a_lost_answer_is_settled_from_history_when_the_log_moved_on") else { return };
+    let s = through(&proxy, PREFIX);
+    s.init(RouterSpec::new(Algorithm::Ring).with_vnodes(40)).unwrap();
+    s.join(&Node::new("busy")).unwrap();
+    let direct = RingStore::new(Client::new(&[&etcd.endpoint()], Options::new()).unwrap(), PREFIX).unwrap();
+    let others = CHANGE_LOG + 6;
+    for (lose, name) in [(true, "x"), (false, "y")] {
+        // The proxy first (it carries no watch), etcd itself second: the history watch goes to
+        // etcd, where the client moves after the proxy failed the write.
+        let options = Options::new().connect_timeout(Duration::from_secs(1)).request_timeout(Duration::from_secs(3));
+        let client = Client::new(&[&proxy.endpoint(), &etcd.endpoint()], options).unwrap();
+        let s = RingStore::new(client, PREFIX).unwrap().with_time_bound(Duration::from_secs(10));
+        let before = s.read().unwrap();
+        let d = direct.clone();
+        proxy.meanwhile(move || {
+            for i in 0..others {
+                d.reweigh("busy", if i % 2 == 0 { 2.0 } else { 1.0 }).unwrap();
+            }
+        });
+        if lose {
+            proxy.lose_answers(1);
+        } else {
+            proxy.swallow(1);
+        }
+        let c = s.join(&Node::new(name)).unwrap_or_else(|e| panic!("lose={lose}: {e}"));
+        assert_eq!(c.recovered, lose);
+        let after = s.read().unwrap();
+        assert_eq!(after.serial(), before.serial() + 1 + others as u64, "lose={lose}: applied exactly once");
+        assert_eq!(after.members().iter().filter(|m| m.name() == name).count(), 1);
+    }
 }

@@ -233,6 +233,12 @@ impl FromStr for ChangeId {
     }
 }
 
+/// Whether a stored config record logs change `id` (false for anything that is not a config
+/// record).
+pub(crate) fn logs_change(config: &[u8], id: &ChangeId) -> bool {
+    serde_json::from_slice::<ConfigRecord>(config).is_ok_and(|c| c.changes.iter().any(|e| e.id == id.0))
+}
+
 fn check_change_id(s: &str) -> Result<(), String> {
     let ok = !s.is_empty()
         && s.len() <= MAX_CHANGE_ID_BYTES

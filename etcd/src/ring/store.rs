@@ -8,9 +8,11 @@ use std::time::{Duration, Instant};
 use hashroute::{Node, RouterSpec};
 
 use super::error::{quote_key, DecodeError, RingError};
-use super::state::{ChangeId, Keys, MemberState, Records, RingState};
+use super::state::{logs_change, ChangeId, Keys, MemberState, Records, RingState};
 use super::watcher::{RingWatcher, WatchConfig};
-use crate::{Client, Compare, Error, KeyValue, Op, Range, Retry};
+use std::sync::mpsc::RecvTimeoutError;
+
+use crate::{Client, Compare, Error, KeyValue, Op, Range, Retry, WatchEvent, WatchOptions};
 
 /// Default [`RingStore::with_time_bound`]: how long one operation may keep trying.
 pub(crate) const DEFAULT_TIME_BOUND: Duration = Duration::from_secs(20);
@@ -282,8 +284,8 @@ impl RingStore {
         let client = self.bounded_client();
         let mut backoff = Backoff::new();
         let mut conflicts = 0u32;
-        // The serial an attempt whose answer was lost would have committed as, and its failure.
-        let mut unknown: Option<(u64, Error)> = None;
+        // The attempts whose answer was lost and that may have been applied.
+        let mut unknown: Vec<Pending> = Vec::new();
         // The last failure worth reporting (not a call refused for lack of time).
         let mut last: Option<Error> = None;
         for round in 1u32.. {
@@ -305,13 +307,80 @@ impl RingStore {
             }
             if !backoff.wait(client.deadline()) {
                 let last = last.take().expect("a failure was recorded");
-                return Err(match unknown {
-                    Some((_, cause)) => RingError::Unresolved { what: label, bound: self.time_bound, cause },
+                return Err(match unknown.into_iter().next() {
+                    Some(p) => RingError::Unresolved { what: label, bound: self.time_bound, cause: p.cause },
                     None => self.gave_up(what, round, last),
                 });
             }
         }
         unreachable!("the loop returns")
+    }
+
+    /// Whether an attempt whose answer was lost turns out applied, for the attempts the change
+    /// log no longer covers (more changes committed since than it keeps): etcd's history decides,
+    /// since such an attempt can only have been the first config change after the revision it
+    /// compared. An attempt found not applied is dropped from `unknown`.
+    fn settle(
+        &self,
+        client: &Client,
+        id: &ChangeId,
+        current: &RingState,
+        unknown: &mut Vec<Pending>,
+    ) -> Result<bool, AttemptError> {
+        let mut i = 0;
+        while i < unknown.len() {
+            if current.change_log_covers(unknown[i].serial) {
+                // Absent from a log that covers it: not applied (yet; it may still be in flight
+                // when nothing changed since, so it stays pending).
+                i += 1;
+                continue;
+            }
+            match self.applied_after(client, unknown[i].base_revision, id) {
+                Ok(Some(true)) => return Ok(true),
+                Ok(Some(false)) => {
+                    unknown.remove(i);
+                }
+                Ok(None) => {
+                    return Err(AttemptError::Fatal(RingError::Unresolved {
+                        what: format!("change {id} (etcd's history of the ring was compacted)"),
+                        bound: self.time_bound,
+                        cause: unknown[i].cause.clone(),
+                    }))
+                }
+                Err(e) => return Err(AttemptError::from_etcd(e)),
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether the first change of the config key after `base` logged `id` (`None` when etcd
+    /// compacted that history away). One watch from `base + 1`, closed after its first event.
+    fn applied_after(&self, client: &Client, base: i64, id: &ChangeId) -> Result<Option<bool>, Error> {
+        let key = self.keys.config();
+        let options = WatchOptions { idle_reconnect: Duration::from_secs(1), ..WatchOptions::default() };
+        let watch = client.watch_with(&key, base + 1, options)?;
+        let deadline = client.deadline().unwrap_or_else(|| Instant::now() + self.time_bound);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                let endpoint = client.preferred_endpoint().to_owned();
+                return Err(Error::Timeout { endpoint, after: Duration::ZERO, outcome_unknown: false });
+            }
+            match watch.events().recv_timeout(left.min(Duration::from_millis(100))) {
+                Ok(WatchEvent::Changes(events)) => {
+                    if let Some(e) = events.iter().find(|e| e.kv.key == key) {
+                        return Ok(Some(logs_change(&e.kv.value, id)));
+                    }
+                }
+                Ok(WatchEvent::Compacted { .. }) => return Ok(None),
+                Ok(WatchEvent::Failed(e)) => return Err(e),
+                Ok(_) | Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    let endpoint = client.preferred_endpoint().to_owned();
+                    return Err(Error::Disconnected { endpoint, cause: "the history watch ended".into() });
+                }
+            }
+        }
     }
 
     /// One read–compute–write round of [`RingStore::change_with_id`].
@@ -320,7 +389,7 @@ impl RingStore {
         client: &Client,
         id: &ChangeId,
         f: &mut impl FnMut(&RingState) -> Result<RingState, RingError>,
-        unknown: &mut Option<(u64, Error)>,
+        unknown: &mut Vec<Pending>,
     ) -> Result<Attempt, AttemptError> {
         let range = client.get_prefix(self.keys.root()).map_err(AttemptError::from_etcd)?;
         let current = decode_range(&self.keys, &range.kvs).map_err(|e| AttemptError::Fatal(e.into()))?;
@@ -330,15 +399,9 @@ impl RingStore {
             let revision = current.revision;
             return Ok(Attempt::Done(Committed { revision, changed: true, state: current, recovered: true }));
         }
-        if let Some((serial, cause)) = unknown.as_ref() {
-            if !current.change_log_covers(*serial) {
-                // More changes than the log keeps committed since: "absent" proves nothing.
-                return Err(AttemptError::Fatal(RingError::Unresolved {
-                    what: format!("change {id}"),
-                    bound: self.time_bound,
-                    cause: cause.clone(),
-                }));
-            }
+        if self.settle(client, id, &current, unknown)? {
+            let revision = current.revision;
+            return Ok(Attempt::Done(Committed { revision, changed: true, state: current, recovered: true }));
         }
         let next = f(&current).map_err(AttemptError::Fatal)?;
         if next.serial == current.serial {
@@ -359,9 +422,7 @@ impl RingStore {
             }
             Ok(_) => Ok(Attempt::Conflict),
             Err(e) if sent_and_lost(&e) => {
-                if unknown.is_none() {
-                    *unknown = Some((next.serial, e.clone()));
-                }
+                unknown.push(Pending { serial: next.serial, base_revision: current.revision, cause: e.clone() });
                 Err(AttemptError::Transient(e))
             }
             Err(e) => Err(AttemptError::from_etcd(e)),
@@ -376,6 +437,14 @@ impl RingStore {
     pub fn watch(&self, config: WatchConfig) -> Result<RingWatcher, RingError> {
         RingWatcher::start(self.clone(), config)
     }
+}
+
+/// An attempt whose answer was lost: it may have been applied, as the change of serial
+/// `serial`, right after the config's revision `base_revision` (its transaction compared it).
+struct Pending {
+    serial: u64,
+    base_revision: i64,
+    cause: Error,
 }
 
 /// How one attempt of a change ended.

@@ -6,14 +6,20 @@
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 const IO_TIMEOUT: Duration = Duration::from_secs(5);
 
-#[derive(Debug, Default)]
+/// Work run by the proxy while it holds a lost answer or a swallowed write.
+type Hook = Box<dyn FnOnce() + Send>;
+
+#[derive(Default)]
 struct Rules {
+    /// Run once, after the next lost answer (or swallowed write) and before its connection
+    /// closes: other writers committing changes meanwhile.
+    hook: Mutex<Option<Hook>>,
     /// Transactions to relay whose answers are then dropped (the connection closed instead).
     lose_answers: AtomicUsize,
     /// Transactions to drop without relaying (the connection closed instead).
@@ -23,7 +29,6 @@ struct Rules {
 }
 
 /// The proxy; see the module docs.
-#[derive(Debug)]
 pub struct LossyProxy {
     port: u16,
     rules: Arc<Rules>,
@@ -71,6 +76,12 @@ impl LossyProxy {
         self.rules.swallow.store(n, Ordering::SeqCst);
     }
 
+    /// Runs `hook` on the proxy's thread once the next lost or swallowed transaction is held,
+    /// before the client learns anything.
+    pub fn meanwhile(&self, hook: impl FnOnce() + Send + 'static) {
+        *self.rules.hook.lock().unwrap() = Some(Box::new(hook));
+    }
+
     /// Transactions seen so far.
     pub fn txns(&self) -> usize {
         self.rules.txns.load(Ordering::SeqCst)
@@ -102,6 +113,7 @@ fn relay(mut client: TcpStream, target: u16, rules: &Rules) -> std::io::Result<(
     if path == "/v3/kv/txn" {
         rules.txns.fetch_add(1, Ordering::SeqCst);
         if take(&rules.swallow) {
+            run_hook(rules);
             return Ok(());
         }
         lose = take(&rules.lose_answers);
@@ -122,10 +134,19 @@ fn relay(mut client: TcpStream, target: u16, rules: &Rules) -> std::io::Result<(
     etcd.write_all(&body)?;
     let mut answer = Vec::new();
     etcd.read_to_end(&mut answer)?;
-    if !lose {
+    if lose {
+        run_hook(rules);
+    } else {
         client.write_all(&answer)?;
     }
     Ok(())
+}
+
+fn run_hook(rules: &Rules) {
+    let hook = rules.hook.lock().unwrap().take();
+    if let Some(h) = hook {
+        h();
+    }
 }
 
 /// The head (request line and headers, without the blank line) and the body of one request.
