@@ -113,7 +113,11 @@
 //! back, on the next endpoint: the id in the log means the change was applied (success,
 //! [`Committed::recovered`]); absent, it was not, and never will be (every attempt compares the
 //! config revision it read, which any later commit changes), so the change is computed again
-//! and retried. Failures that may clear are retried with backoff within the store's time bound
+//! and retried. When more changes than the log keeps committed meanwhile (busy writers, a
+//! slow answer), etcd's history decides: the attempt can only have been the first config change
+//! after the revision it compared, so one watch from there reads that change's log (a history
+//! already compacted away leaves the change [`RingError::Unresolved`]).
+//! Failures that may clear are retried with backoff within the store's time bound
 //! ([`RingStore::with_time_bound`], 20 s; every etcd call is cut to the time left); past it the
 //! error is one line, [`RingError::Unresolved`] when a write's outcome could not be learned.
 //! Joins, leaves, weight changes, down / up / drain and token-ring joins (tokens allocated

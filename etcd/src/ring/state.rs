@@ -20,8 +20,8 @@ use super::router::RingRouter;
 pub const FORMAT: &str = "hashroute-ring/1";
 
 /// How many change ids the config record keeps (the newest ones): a writer whose answer was lost
-/// finds its change among them if fewer than this many changes committed after it (see
-/// [`ChangeId`]).
+/// finds its change among them if fewer than this many changes committed after it, and asks
+/// etcd's history otherwise (see [`ChangeId`]). About 50 bytes each in the config record.
 pub const CHANGE_LOG: usize = 64;
 
 /// Longest [`ChangeId`], in bytes.

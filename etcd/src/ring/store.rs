@@ -259,7 +259,10 @@ impl RingStore {
     ///   out and its answer was lost, the next read decides: `id` in the ring's change log means
     ///   the change was applied ([`Committed::recovered`]); absent, it was not, and cannot be
     ///   applied later either (every attempt compares the config revision it read, which a later
-    ///   commit changes), so the change is tried again.
+    ///   commit changes), so the change is tried again. When more than
+    ///   [`CHANGE_LOG`](crate::CHANGE_LOG) changes committed since, one watch of the config key
+    ///   from the revision the attempt compared decides (its first change is the attempt's, or
+    ///   the attempt failed).
     ///
     /// A call whose `id` is already in the change log returns at once, [`Committed::recovered`]
     /// set, writing nothing: give the same `id` to a later call to settle a change that ended
