@@ -61,7 +61,7 @@ git diff --quiet HEAD -- src etcd cli Cargo.toml Cargo.lock 2>/dev/null || commi
     echo "hashed vnodes per member, loaded into etcd, then: a new watcher's first full read"
     echo "(\`first_read_ms\`: range read, decode, router build, fingerprint; median of 3); 64 joins"
     echo "followed by 10 watchers (\`ack_to_swap\`: from etcd's reply to the writer to each watcher's swap,"
-    echo "0 when the swap came first; these joins also fill the config's change log of 64 ids); one join"
+    echo "0 when the swap came first; these joins also fill the config's change log of 32 ids); one join"
     echo "and one leave (median of 5, \`leave_members_rewritten\`: member records the leave's transaction"
     echo "rewrote); \`config_bytes\` and \`ring_bytes\` as stored at the end (keys and values), member"
     echo "record sizes, and \`join_event_bytes\`: the keys and values of one join's watch event (the"

@@ -122,7 +122,7 @@
 //! error is one line, [`RingError::Unresolved`] when a write's outcome could not be learned.
 //! Joins, leaves, weight changes, down / up / drain and token-ring joins (tokens allocated
 //! inside the transaction) all go through this one path. The log costs about 50 bytes per id
-//! in the config record (3.6 KB when full), written with every change; `results/etcd_ring.md`
+//! in the config record (1.8 KB when full), written with every change; `results/etcd_ring.md`
 //! has the record and watch-event sizes of 1,000-member rings.
 //!
 //! ### Serving it

@@ -22,7 +22,7 @@ pub const FORMAT: &str = "hashroute-ring/1";
 /// How many change ids the config record keeps (the newest ones): a writer whose answer was lost
 /// finds its change among them if fewer than this many changes committed after it, and asks
 /// etcd's history otherwise (see [`ChangeId`]). About 50 bytes each in the config record.
-pub const CHANGE_LOG: usize = 64;
+pub const CHANGE_LOG: usize = 32;
 
 /// Longest [`ChangeId`], in bytes.
 pub const MAX_CHANGE_ID_BYTES: usize = 64;
