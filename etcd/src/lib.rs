@@ -123,7 +123,9 @@
 //! Joins, leaves, weight changes, down / up / drain and token-ring joins (tokens allocated
 //! inside the transaction) all go through this one path. The log costs about 50 bytes per id
 //! in the config record (1.8 KB when full), written with every change; `results/etcd_ring.md`
-//! has the record and watch-event sizes of 1,000-member rings.
+//! has the record and watch-event sizes of 1,000-member rings. Readers of this crate from before
+//! change ids refuse a config record with a `changes` field (they keep serving their last ring
+//! and report the refusal): upgrade the watchers before the writers.
 //!
 //! ### Serving it
 //!
