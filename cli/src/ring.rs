@@ -4,7 +4,11 @@
 //! Changes print `REVISION<TAB>FINGERPRINT` (the ring after the change; `-` while nothing is
 //! routed), the same line `ring watch` prints when a watcher serves that ring, so a script can
 //! wait until every watcher has a change. Every failure is one line and exit 1; an etcd that
-//! does not answer fails within 20 s (the timeouts below).
+//! does not answer fails within 20 s (the bound below). Within that bound a change rides
+//! through etcd's own failures: an endpoint that does not answer is passed over, a leader
+//! election is waited out, and a change whose answer was lost is read back and either found
+//! applied or tried again (the library's `RingStore::change_with_id`), so it is applied exactly
+//! once.
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
@@ -12,11 +16,14 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 use hashroute::{Node, NodeId, Router};
-use hashroute_etcd::{Client, Committed, Options, RingError, RingEvent, RingRouter, RingState, RingStore, WatchConfig};
+use hashroute_etcd::{
+    ChangeId, Client, Committed, MemberState, Options, RingError, RingEvent, RingRouter, RingState, RingStore,
+    WatchConfig,
+};
 
 use crate::failure::Failure;
 use crate::keys::{for_each_key, InputFormat, Key};
@@ -24,10 +31,15 @@ use crate::route::write_line;
 use crate::router_args::AlgoArgs;
 use crate::tokens_file;
 
-/// Total time the etcd calls of one command may wait on endpoints that do not answer: the
-/// per-endpoint request timeout is this divided among the endpoints (1 to 5 s each), so an
-/// unreachable etcd fails the command within 20 s even with several endpoints.
-const TOTAL_TIMEOUT: Duration = Duration::from_secs(15);
+/// Total time the etcd calls of one command may take (connecting, reading, retrying a change
+/// through a leader election): every call is cut to what is left, so a command fails within
+/// 20 s whatever etcd does (18 s, leaving the process time to start, connect and print).
+const TOTAL_BOUND: Duration = Duration::from_secs(18);
+
+/// The request timeout of one endpoint is this divided among the endpoints (2 to 5 s each):
+/// long enough for a loaded etcd, short enough that an endpoint that does not answer (a frozen
+/// member) leaves time to try the others and to retry.
+const ENDPOINT_SHARE: Duration = Duration::from_secs(10);
 
 /// Environment variable holding the password when `--user` gives only a name.
 const PASSWORD_ENV: &str = "HASHROUTE_ETCD_PASSWORD";
@@ -94,11 +106,33 @@ struct InitArgs {
     algo: AlgoArgs,
 }
 
+/// `--change-id`: the idempotency token of one change.
+#[derive(Args, Debug, Clone)]
+struct ChangeIdArg {
+    /// The change's id (1 to 64 letters, digits, '-' or '_'; default: a fresh random one). A
+    /// change with an id already in the ring's change log is not applied again: rerun a command
+    /// that ended "may or may not have been applied" with the id its message names
+    #[arg(long, value_name = "ID", value_parser = parse_change_id)]
+    change_id: Option<ChangeId>,
+}
+
+impl ChangeIdArg {
+    fn id(&self) -> ChangeId {
+        self.change_id.clone().unwrap_or_default()
+    }
+}
+
+fn parse_change_id(text: &str) -> Result<ChangeId, String> {
+    text.parse()
+}
+
 /// `ring join`.
 #[derive(Args, Debug)]
 struct JoinArgs {
     #[command(flatten)]
     etcd: EtcdArgs,
+    #[command(flatten)]
+    change: ChangeIdArg,
     /// The member's name (its node name in routes)
     #[arg(value_name = "NAME")]
     name: String,
@@ -121,6 +155,8 @@ struct JoinArgs {
 struct NameArgs {
     #[command(flatten)]
     etcd: EtcdArgs,
+    #[command(flatten)]
+    change: ChangeIdArg,
     /// The member's name
     #[arg(value_name = "NAME")]
     name: String,
@@ -131,6 +167,8 @@ struct NameArgs {
 struct ReweighArgs {
     #[command(flatten)]
     etcd: EtcdArgs,
+    #[command(flatten)]
+    change: ChangeIdArg,
     /// The member's name
     #[arg(value_name = "NAME")]
     name: String,
@@ -193,17 +231,34 @@ impl StoredRingArgs {
             user: self.user.clone(),
             ca_file: self.ca_file.clone(),
         };
-        let state = args.store()?.read().map_err(ring_failure)?;
+        let state = args.store(Instant::now() + TOTAL_BOUND)?.read().map_err(ring_failure)?;
         state.router().map(Some).map_err(|e| ring_failure(RingError::Decode(e)))
     }
 }
 
 impl EtcdArgs {
-    /// A client (one call proves etcd answers and the credentials are right) and the store.
-    fn store(&self) -> Result<RingStore, Failure> {
+    /// A client (one call proves etcd answers and the credentials are right) and the store,
+    /// every call of which ends by `deadline`.
+    fn store(&self, deadline: Instant) -> Result<RingStore, Failure> {
+        let (client, prefix) = self.client()?;
+        let client = client.with_deadline(deadline);
+        client.check().map_err(|e| Failure::msg(e.to_string()))?;
+        RingStore::new(client, prefix).map(|s| s.with_time_bound(TOTAL_BOUND)).map_err(ring_failure)
+    }
+
+    /// The store for a command that runs until killed (`ring watch`): its start is bounded, its
+    /// watcher is not.
+    fn unbounded_store(&self) -> Result<RingStore, Failure> {
+        let (client, prefix) = self.client()?;
+        client.with_deadline(Instant::now() + TOTAL_BOUND).check().map_err(|e| Failure::msg(e.to_string()))?;
+        RingStore::new(client, prefix).map(|s| s.with_time_bound(TOTAL_BOUND)).map_err(ring_failure)
+    }
+
+    /// The client, not yet contacted, and the prefix.
+    fn client(&self) -> Result<(Client, &str), Failure> {
         let endpoints: Vec<&str> = self.etcd.split(',').map(str::trim).filter(|e| !e.is_empty()).collect();
         let per_endpoint =
-            (TOTAL_TIMEOUT / endpoints.len().max(1) as u32).clamp(Duration::from_secs(1), Duration::from_secs(5));
+            (ENDPOINT_SHARE / endpoints.len().max(1) as u32).clamp(Duration::from_secs(2), Duration::from_secs(5));
         let mut options =
             Options::new().connect_timeout(per_endpoint.min(Duration::from_secs(2))).request_timeout(per_endpoint);
         if let Some(user) = &self.user {
@@ -221,8 +276,8 @@ impl EtcdArgs {
         if let Some(ca) = &self.ca_file {
             options = options.ca_file(ca);
         }
-        let client = Client::connect(&endpoints, options).map_err(|e| Failure::msg(e.to_string()))?;
-        RingStore::new(client, &self.prefix).map_err(ring_failure)
+        let client = Client::new(&endpoints, options).map_err(|e| Failure::msg(e.to_string()))?;
+        Ok((client, &self.prefix))
     }
 }
 
@@ -231,33 +286,61 @@ fn ring_failure(e: RingError) -> Failure {
 }
 
 pub(crate) fn run(args: RingArgs) -> Result<(), Failure> {
+    let deadline = Instant::now() + TOTAL_BOUND;
     match args.cmd {
-        RingCmd::Init(a) => init(a),
-        RingCmd::Join(a) => join(a),
-        RingCmd::Leave(a) => print_committed(a.etcd.store()?.leave(&a.name)),
-        RingCmd::Down(a) => print_committed(a.etcd.store()?.mark_down(&a.name)),
-        RingCmd::Up(a) => print_committed(a.etcd.store()?.mark_up(&a.name)),
-        RingCmd::Drain(a) => print_committed(a.etcd.store()?.drain(&a.name)),
-        RingCmd::Reweigh(a) => print_committed(a.etcd.store()?.reweigh(&a.name, a.weight)),
-        RingCmd::Status(a) => status(&a.etcd.store()?.read().map_err(ring_failure)?),
-        RingCmd::Tokens(a) => tokens(&a.etcd.store()?.read().map_err(ring_failure)?),
-        RingCmd::Watch(a) => watch(a.etcd.store()?),
+        RingCmd::Init(a) => init(a, deadline),
+        RingCmd::Join(a) => join(a, deadline),
+        RingCmd::Leave(a) => change(&a.etcd, &a.change, deadline, "leave", |s| s.without_member(&a.name)),
+        RingCmd::Down(a) => {
+            change(&a.etcd, &a.change, deadline, "down", |s| s.with_member_state(&a.name, MemberState::Down))
+        }
+        RingCmd::Up(a) => {
+            change(&a.etcd, &a.change, deadline, "up", |s| s.with_member_state(&a.name, MemberState::Active))
+        }
+        RingCmd::Drain(a) => {
+            change(&a.etcd, &a.change, deadline, "drain", |s| s.with_member_state(&a.name, MemberState::Draining))
+        }
+        RingCmd::Reweigh(a) => change(&a.etcd, &a.change, deadline, "reweigh", |s| s.with_weight(&a.name, a.weight)),
+        RingCmd::Status(a) => {
+            let state = a.etcd.store(deadline)?.read().map_err(ring_failure)?;
+            print_status(&StatusReport::of(&state))
+        }
+        RingCmd::Tokens(a) => tokens(&a.etcd.store(deadline)?.read().map_err(ring_failure)?),
+        RingCmd::Watch(a) => watch(a.etcd.unbounded_store()?),
     }
 }
 
-fn init(args: InitArgs) -> Result<(), Failure> {
-    print_committed(args.etcd.store()?.init(args.algo.spec()?))
+fn init(args: InitArgs, deadline: Instant) -> Result<(), Failure> {
+    let spec = args.algo.spec()?;
+    print_committed(args.etcd.store(deadline)?.init(spec))
 }
 
-fn join(args: JoinArgs) -> Result<(), Failure> {
+fn join(args: JoinArgs, deadline: Instant) -> Result<(), Failure> {
     let mut node = Node::new(args.name.clone()).with_weight(args.weight);
     for (key, value) in [("zone", &args.zone), ("rack", &args.rack)] {
         if let Some(v) = value {
             node = node.with_label(key, v.clone());
         }
     }
-    let store = args.etcd.store()?;
-    print_committed(if args.stage { store.join_staged(&node) } else { store.join(&node) })
+    change(&args.etcd, &args.change, deadline, "join", |s| s.with_member(&node, args.stage))
+}
+
+/// One change with its id (the one given, or a fresh one), printed as a commit; when its outcome
+/// stays unknown, the message names the id to settle it with.
+fn change(
+    etcd: &EtcdArgs,
+    id: &ChangeIdArg,
+    deadline: Instant,
+    what: &str,
+    f: impl FnMut(&RingState) -> Result<RingState, RingError>,
+) -> Result<(), Failure> {
+    let id = id.id();
+    match etcd.store(deadline)?.change_with_id(what, &id, f) {
+        Err(e @ RingError::Unresolved { .. }) => {
+            Err(Failure::msg(format!("{e}; run it again with --change-id {id} to settle it")))
+        }
+        done => print_committed(done),
+    }
 }
 
 /// `REVISION<TAB>FINGERPRINT` of the ring after a change.
@@ -274,15 +357,59 @@ fn fingerprint_of(state: &RingState) -> String {
     state.router().map(|r| r.fingerprint().to_string()).unwrap_or_else(|_| "-".into())
 }
 
-/// The fingerprint, then `NAME<TAB>WEIGHT<TAB>LABELS<TAB>STATE` per member in node order
-/// (labels `k=v,k=v` or `-`).
-fn status(state: &RingState) -> Result<(), Failure> {
+/// What `ring status` reports, computed apart from its printing (one struct, several formats).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StatusReport {
+    /// The routed ring's fingerprint, `None` while no member is routed.
+    pub(crate) fingerprint: Option<String>,
+    /// The etcd revision of the ring's last change.
+    pub(crate) revision: i64,
+    /// The serial of the ring's last change.
+    pub(crate) serial: u64,
+    /// The members in node order.
+    pub(crate) members: Vec<MemberReport>,
+}
+
+/// One member in a [`StatusReport`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MemberReport {
+    pub(crate) name: String,
+    pub(crate) weight: f64,
+    /// `(key, value)` pairs, sorted by key.
+    pub(crate) labels: Vec<(String, String)>,
+    pub(crate) state: &'static str,
+}
+
+impl StatusReport {
+    /// The figures of `state` (builds its router once, for the fingerprint).
+    pub(crate) fn of(state: &RingState) -> StatusReport {
+        StatusReport {
+            fingerprint: state.router().ok().map(|r| r.fingerprint().to_string()),
+            revision: state.revision(),
+            serial: state.serial(),
+            members: state
+                .members()
+                .iter()
+                .map(|m| MemberReport {
+                    name: m.name().to_owned(),
+                    weight: m.weight(),
+                    labels: m.labels().iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    state: m.state().name(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The fingerprint (`-` when nothing is routed), then `NAME<TAB>WEIGHT<TAB>LABELS<TAB>STATE` per
+/// member in node order (labels `k=v,k=v` or `-`).
+fn print_status(report: &StatusReport) -> Result<(), Failure> {
     let mut out = BufWriter::new(io::stdout().lock());
-    writeln!(out, "{}", fingerprint_of(state))?;
-    for m in state.members() {
-        let labels: Vec<String> = m.labels().iter().map(|(k, v)| format!("{k}={v}")).collect();
+    writeln!(out, "{}", report.fingerprint.as_deref().unwrap_or("-"))?;
+    for m in &report.members {
+        let labels: Vec<String> = m.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let labels = if labels.is_empty() { "-".to_owned() } else { labels.join(",") };
-        writeln!(out, "{}\t{}\t{labels}\t{}", m.name(), m.weight(), m.state())?;
+        writeln!(out, "{}\t{}\t{labels}\t{}", m.name, m.weight, m.state)?;
     }
     out.flush()?;
     Ok(())
@@ -328,6 +455,12 @@ fn watch(store: RingStore) -> Result<(), Failure> {
             RingEvent::Unroutable { revision } => format!("{revision}\t-"),
             RingEvent::Refused { revision, error } => return note(&format!("revision {revision} refused: {error}")),
             RingEvent::Disconnected(e) => return note(&format!("{e}; still serving the last ring")),
+            RingEvent::Following { endpoint, revision } => {
+                return note(&format!("following etcd at {endpoint} (ring revision {revision})"))
+            }
+            RingEvent::Stale { revision, served } => {
+                return note(&format!("revision {revision} is older than the ring served ({served}): not served"))
+            }
             _ => return,
         };
         let mut out = io::stdout().lock();

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -121,6 +121,8 @@ pub(crate) enum Failure {
 #[derive(Debug, Clone)]
 pub struct Client {
     pub(crate) inner: Arc<Inner>,
+    /// Calls through this handle give up at this instant ([`Client::with_deadline`]).
+    pub(crate) deadline: Option<Instant>,
 }
 
 #[derive(Debug)]
@@ -193,7 +195,30 @@ impl Client {
         let roots = None;
         let agent = make_agent(&options, roots.as_ref(), None);
         let inner = Inner { endpoints, agent, options, preferred: AtomicUsize::new(0), token: Mutex::new(None), roots };
-        Ok(Client { inner: Arc::new(inner) })
+        Ok(Client { inner: Arc::new(inner), deadline: None })
+    }
+
+    /// A handle on the same connection whose calls give up at `deadline`: each call to an
+    /// endpoint gets the smaller of [`Options::request_timeout`] and the time left, and a call
+    /// made after `deadline` fails at once with [`Error::Timeout`] (nothing sent). What a
+    /// command with an overall time bound uses; the endpoint order and the token stay shared
+    /// with the original. Costs nothing. Not for a client that runs watches (a watcher started
+    /// from it would fail every reconnect after the deadline).
+    #[must_use]
+    pub fn with_deadline(&self, deadline: Instant) -> Client {
+        Client { inner: self.inner.clone(), deadline: Some(deadline) }
+    }
+
+    /// The deadline set by [`Client::with_deadline`].
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// The endpoint calls start at now (the one that answered last, or the next one after an
+    /// endpoint failed a write), as given.
+    pub fn preferred_endpoint(&self) -> &str {
+        let (_, ep) = self.inner.order().next().expect("a client has at least one endpoint");
+        &ep.name
     }
 
     /// [`Client::new`], then one call that proves the store answers: authentication when
@@ -205,12 +230,22 @@ impl Client {
     /// credentials.
     pub fn connect(endpoints: &[&str], options: Options) -> Result<Client, Error> {
         let client = Client::new(endpoints, options)?;
-        if client.inner.options.credentials.is_some() {
-            client.token()?;
-        } else {
-            client.status()?;
-        }
+        client.check()?;
         Ok(client)
+    }
+
+    /// The call [`Client::connect`] makes: authentication when credentials are set (so wrong
+    /// ones fail here), else `/v3/maintenance/status`. Passes over endpoints that do not answer.
+    ///
+    /// # Errors
+    /// As [`Client::connect`].
+    pub fn check(&self) -> Result<(), Error> {
+        if self.inner.options.credentials.is_some() {
+            self.token()?;
+        } else {
+            self.status()?;
+        }
+        Ok(())
     }
 
     /// The endpoints as given, in order.
@@ -221,11 +256,11 @@ impl Client {
     /// One JSON call with the token, renewing it once when etcd says it is missing or expired.
     pub(crate) fn call(&self, path: &str, body: &Value, kind: Kind) -> Result<Value, Error> {
         let mut token = self.token()?;
-        match self.inner.call_raw(&self.inner.agent, path, body, kind, token.as_deref()) {
+        match self.inner.call_raw(&self.inner.agent, path, body, kind, token.as_deref(), self.deadline) {
             Err(Error::AuthRequired { .. }) if self.inner.options.credentials.is_some() => {
                 self.forget_token(&token);
                 token = self.token()?;
-                self.inner.call_raw(&self.inner.agent, path, body, kind, token.as_deref())
+                self.inner.call_raw(&self.inner.agent, path, body, kind, token.as_deref(), self.deadline)
             }
             other => other,
         }
@@ -241,7 +276,14 @@ impl Client {
             return Ok((!t.is_empty()).then(|| t.clone()));
         }
         let body = json!({ "name": user, "password": password });
-        let token = match self.inner.call_raw(&self.inner.agent, "/v3/auth/authenticate", &body, Kind::Read, None) {
+        let token = match self.inner.call_raw(
+            &self.inner.agent,
+            "/v3/auth/authenticate",
+            &body,
+            Kind::Read,
+            None,
+            self.deadline,
+        ) {
             Ok(v) => {
                 let t = json::string(&v, "token").map_err(|r| self.inner.malformed(r))?;
                 if t.is_empty() {
@@ -293,7 +335,12 @@ impl Inner {
         Error::Malformed { endpoint, reason }
     }
 
-    /// One JSON call, trying the endpoints in turn as `kind` allows.
+    /// One JSON call, trying the endpoints in turn as `kind` allows, each within the request
+    /// timeout or the time left before `deadline`, whichever is shorter.
+    ///
+    /// A write whose outcome became unknown on an endpoint (no answer in time, a broken
+    /// connection, etcd's "unavailable": no leader, leader changed) moves the preferred endpoint
+    /// on, so that the caller's next call (a read to learn the outcome, a retry) goes elsewhere.
     pub(crate) fn call_raw(
         &self,
         agent: &ureq::Agent,
@@ -301,18 +348,32 @@ impl Inner {
         body: &Value,
         kind: Kind,
         token: Option<&str>,
+        deadline: Option<Instant>,
     ) -> Result<Value, Error> {
         let bytes = body.to_string().into_bytes();
         let mut last_connect = String::new();
         let mut last_other = None;
         for (index, ep) in self.order() {
-            let failure = match self.send(agent, ep, path, &bytes, token).and_then(|resp| self.decode(ep, resp)) {
+            let Some(budget) = self.budget(deadline) else {
+                last_other.get_or_insert(Error::Timeout {
+                    endpoint: ep.name.clone(),
+                    after: Duration::ZERO,
+                    outcome_unknown: false,
+                });
+                break;
+            };
+            let sent = self.send_within(agent, ep, path, &bytes, token, budget);
+            let failure = match sent.and_then(|resp| self.decode(ep, resp)) {
                 Ok(v) => {
                     self.prefer(index);
                     return Ok(v);
                 }
                 // A store without a leader or shutting down: another member may serve a read.
                 Err(Failure::Answer(e @ Error::Server { code: 14, .. })) if kind == Kind::Read => Failure::Answer(e),
+                Err(Failure::Answer(e @ Error::Server { code: 14, .. })) => {
+                    self.prefer(index + 1);
+                    return Err(e);
+                }
                 Err(Failure::Answer(e)) => {
                     self.prefer(index);
                     return Err(e);
@@ -321,11 +382,25 @@ impl Inner {
             };
             match failure {
                 Failure::Connect(cause) => last_connect = format!("{}: {cause}", ep.name),
-                Failure::Timeout if kind == Kind::Write => return Err(self.timeout(ep, true)),
-                Failure::Broken(cause) if kind == Kind::Write => {
-                    return Err(Error::OutcomeUnknown { endpoint: ep.name.clone(), cause })
+                Failure::Timeout if kind == Kind::Write => {
+                    self.prefer(index + 1);
+                    return Err(Error::Timeout {
+                        endpoint: ep.name.clone(),
+                        after: whole_ms(budget),
+                        outcome_unknown: true,
+                    });
                 }
-                Failure::Timeout => last_other = Some(self.timeout(ep, false)),
+                Failure::Broken(cause) if kind == Kind::Write => {
+                    self.prefer(index + 1);
+                    return Err(Error::OutcomeUnknown { endpoint: ep.name.clone(), cause });
+                }
+                Failure::Timeout => {
+                    last_other = Some(Error::Timeout {
+                        endpoint: ep.name.clone(),
+                        after: whole_ms(budget),
+                        outcome_unknown: false,
+                    })
+                }
                 Failure::Broken(cause) => {
                     last_other = Some(Error::Disconnected { endpoint: ep.name.clone(), cause: quote(&cause) })
                 }
@@ -335,8 +410,43 @@ impl Inner {
         Err(last_other.unwrap_or_else(|| Error::Unreachable { endpoints: self.endpoint_list(), cause: last_connect }))
     }
 
-    pub(crate) fn timeout(&self, ep: &Endpoint, outcome_unknown: bool) -> Error {
-        Error::Timeout { endpoint: ep.name.clone(), after: self.options.request_timeout, outcome_unknown }
+    /// The time one endpoint may take: the request timeout, cut to what is left before
+    /// `deadline`; `None` when the deadline has passed.
+    fn budget(&self, deadline: Option<Instant>) -> Option<Duration> {
+        let timeout = self.options.request_timeout;
+        match deadline {
+            None => Some(timeout),
+            Some(d) => {
+                let left = d.saturating_duration_since(Instant::now());
+                (!left.is_zero()).then(|| timeout.min(left))
+            }
+        }
+    }
+
+    /// [`Inner::send`] with the agent's timeouts cut to `budget` when it is shorter.
+    fn send_within(
+        &self,
+        agent: &ureq::Agent,
+        ep: &Endpoint,
+        path: &str,
+        body: &[u8],
+        token: Option<&str>,
+        budget: Duration,
+    ) -> Result<ureq::http::Response<ureq::Body>, Failure> {
+        if budget >= self.options.request_timeout {
+            return self.send(agent, ep, path, body, token);
+        }
+        let mut req = agent
+            .post(format!("{}{path}", ep.base))
+            .config()
+            .timeout_global(Some(budget))
+            .timeout_connect(Some(self.options.connect_timeout.min(budget)))
+            .build()
+            .content_type("application/json");
+        if let Some(t) = token {
+            req = req.header("authorization", t);
+        }
+        req.send(body).map_err(|e| classify(ep, e))
     }
 
     /// Sends one POST to one endpoint and returns the status and the response.
@@ -375,6 +485,11 @@ impl Inner {
     pub(crate) fn user(&self) -> &str {
         self.options.credentials.as_ref().map(|(u, _)| u.as_str()).unwrap_or("")
     }
+}
+
+/// `d` cut to whole milliseconds, for messages ("1.93s", not "1.929526022s").
+fn whole_ms(d: Duration) -> Duration {
+    Duration::from_millis(d.as_millis().try_into().unwrap_or(u64::MAX))
 }
 
 /// Turns one answer's status and body into its JSON object or its [`Error`].

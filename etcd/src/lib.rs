@@ -59,7 +59,7 @@
 //!
 //! | key | value (JSON) |
 //! |---|---|
-//! | `P/config` | `{"format": "hashroute-ring/1", "spec": RouterSpec, "serial": S, "members": M, "next_order": K}` |
+//! | `P/config` | `{"format": "hashroute-ring/1", "spec": RouterSpec, "serial": S, "members": M, "next_order": K, "changes": [{"id": ID, "serial": s}, …]}` |
 //! | `P/members/NAME` | `{"order": i, "weight": w, "labels": {"zone": …, "rack": …}, "state": "active" \| "down" \| "joining" \| "draining", "serial": s, "tokens": [...]}` |
 //!
 //! `spec` is the kernel's [`RouterSpec`](hashroute::RouterSpec) (algorithm and parameters; a
@@ -103,9 +103,29 @@
 //! own incremental change on the router of every member, and a token-ring join allocates its
 //! tokens there with [`TokenRing::with_node`](hashroute::TokenRing::with_node) against every
 //! stored token), then write the changed keys if the config is still at its revision and no key
-//! under `P` changed after R. A writer that lost the race reads again ([`Retry`]). A write whose
-//! answer was lost is reported, never retried blindly ([`Error::Timeout`] with
-//! `outcome_unknown`): read the ring to see whether it landed.
+//! under `P` changed after R. A writer that lost the race reads again ([`Retry`]).
+//!
+//! **Every change is safe to retry, and is retried.** Each logical change has a [`ChangeId`]
+//! (drawn once per call, or given: [`RingStore::change_with_id`]) that its transaction logs in
+//! the config record's `changes` (the newest [`CHANGE_LOG`] ids with their serials). When the
+//! answer to a transaction is lost (no answer in time, a broken connection, etcd's "leader
+//! changed" or "no leader" while a member waits out an election), the store reads the ring
+//! back, on the next endpoint: the id in the log means the change was applied (success,
+//! [`Committed::recovered`]); absent, it was not, and never will be (every attempt compares the
+//! config revision it read, which any later commit changes), so the change is computed again
+//! and retried. When more changes than the log keeps committed meanwhile (busy writers, a
+//! slow answer), etcd's history decides: the attempt can only have been the first config change
+//! after the revision it compared, so one watch from there reads that change's log (a history
+//! already compacted away leaves the change [`RingError::Unresolved`]).
+//! Failures that may clear are retried with backoff within the store's time bound
+//! ([`RingStore::with_time_bound`], 20 s; every etcd call is cut to the time left); past it the
+//! error is one line, [`RingError::Unresolved`] when a write's outcome could not be learned.
+//! Joins, leaves, weight changes, down / up / drain and token-ring joins (tokens allocated
+//! inside the transaction) all go through this one path. The log costs about 50 bytes per id
+//! in the config record (1.8 KB when full), written with every change; `results/etcd_ring.md`
+//! has the record and watch-event sizes of 1,000-member rings. Readers of this crate from before
+//! change ids refuse a config record with a `changes` field (they keep serving their last ring
+//! and report the refusal): upgrade the watchers before the writers.
 //!
 //! ### Serving it
 //!
@@ -115,7 +135,12 @@
 //! operations) and always get one whole ring with its revision and fingerprint
 //! ([`RingRouter`]). After a reconnect, or when the revision to resume from was compacted away,
 //! it reads the ring afresh. While etcd is down, or when a revision is not a valid ring, it keeps
-//! serving the last good ring and says why ([`RingEvent`], [`RingWatcher::status`]).
+//! serving the last good ring and says why ([`RingEvent`], [`RingWatcher::status`]). It follows
+//! the cluster: its reads (linearizable) and its watch stream pass over a member that refuses
+//! connections or stops answering with its port open (a frozen process: the idle stream is
+//! reopened after [`WatchOptions::idle_reconnect`], 5 s, and an endpoint that does not answer
+//! within the request timeout is passed over), and it reports the endpoint it follows
+//! ([`RingEvent::Following`], [`WatchStatus::endpoint`]) and the revision it serves.
 //! [`RingWatcher::wait_for_revision`] blocks until a given change is served.
 //!
 //! ### Consistency model
@@ -126,8 +151,10 @@
 //!   part), and swapped in one atomic store; a reader's snapshot is one generation. Between the
 //!   commit and a given watcher's swap, that watcher still routes with the previous ring, so for
 //!   that short window two clients can route a key that the change moves to different nodes.
-//!   A watcher's revision only grows while etcd keeps its history (a store restored from an
-//!   older backup is followed back, since a fresh read is the truth).
+//!   A watcher never serves a ring older than one it served: reads are linearizable, a resumed
+//!   watch starts after the last revision delivered, and a ring older than the one served (a
+//!   store restored from an older backup) is reported ([`RingEvent::Stale`]) and not served:
+//!   start a new watcher to follow a store rolled back on purpose.
 //! - **How long until every watcher has it.** One watch delivery after the commit (etcd sends
 //!   the event as the change is applied) plus the watcher's decode and build of the ring
 //!   (O(members) JSON, plus what [`RouterSpec::build`](hashroute::RouterSpec::build) costs:
@@ -199,11 +226,13 @@
 //! - **Bounded time.** Each call tries each endpoint at most once, within
 //!   [`Options::connect_timeout`] to connect and [`Options::request_timeout`] in all: with every
 //!   endpoint down, a call fails within `endpoints × request timeout` (defaults 2 s and 5 s).
+//!   [`Client::with_deadline`] cuts every call to the time left before a deadline.
 //! - **Failover.** Calls start at the endpoint that answered last. A read moves on to the next
 //!   endpoint on any transport failure or an "unavailable" answer; a write only when nothing was
 //!   sent (connect failure): once a write went out, a timeout or a broken connection is reported
 //!   as such ([`Error::Timeout`] with `outcome_unknown`, [`Error::OutcomeUnknown`]) rather than
-//!   retried elsewhere, since it may have been applied.
+//!   retried elsewhere, since it may have been applied; the next call then starts at the next
+//!   endpoint. The ring layer settles such writes itself (see [Changes](#changes)).
 //! - **Compare-and-swap.** [`Client::txn`] applies writes only if every [`Compare`] holds;
 //!   [`Client::update`] and [`Retry::run`] loop read → compute → txn with a fixed bound on
 //!   attempts and on sleep, so concurrent writers neither lose nor double a change.
@@ -231,8 +260,9 @@ pub use error::{Error, QUOTE_LIMIT};
 pub use kv::{CmpOp, Compare, Deleted, KeyValue, Op, Range, Status, Target, TxnResult};
 pub use retry::Retry;
 pub use ring::{
-    Committed, DecodeError, EventHandler, Member, MemberState, Records, RingError, RingEvent, RingRouter, RingState,
-    RingStore, RingWatcher, WatchConfig, WatchStatus, FORMAT, MAX_LABELS, MAX_LABEL_BYTES, MAX_NAME_BYTES,
+    ChangeId, Committed, DecodeError, EventHandler, Member, MemberState, Records, RingError, RingEvent, RingRouter,
+    RingState, RingStore, RingWatcher, WatchConfig, WatchStatus, CHANGE_LOG, FORMAT, MAX_CHANGE_ID_BYTES, MAX_LABELS,
+    MAX_LABEL_BYTES, MAX_NAME_BYTES,
 };
 pub use watch::{Event, EventKind, WatchEvent, WatchOptions, Watcher, MAX_WATCH_MESSAGE_BYTES, WATCH_CHANNEL_CAPACITY};
 

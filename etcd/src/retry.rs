@@ -46,6 +46,11 @@ impl Retry {
         (0..self.attempts.saturating_sub(1)).map(|i| self.backoff(i)).sum()
     }
 
+    /// The sleep after conflicting attempt `attempt` (from 0): a random time in `[b/2, b]`.
+    pub(crate) fn backoff_for(&self, attempt: u32) -> Duration {
+        jittered(self.backoff(attempt), &RandomState::new(), attempt)
+    }
+
     fn backoff(&self, attempt: u32) -> Duration {
         let factor = 1u32.checked_shl(attempt.min(31)).unwrap_or(u32::MAX);
         self.first_backoff.saturating_mul(factor).min(self.max_backoff)

@@ -12,7 +12,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -33,8 +33,12 @@ pub const WATCH_CHANNEL_CAPACITY: usize = 1024;
 /// Tuning of a [`Watcher`]; [`Default`] suits most uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WatchOptions {
-    /// Reconnect when nothing arrived for this long (default 30 s). Detects connections that
-    /// died silently; an idle reconnect is cheap (one request) and loses nothing.
+    /// Reconnect when nothing arrived for this long (default 5 s). Detects connections that
+    /// died silently and members that stopped answering with their port still open (a frozen
+    /// or overloaded process): the reconnect passes over an endpoint that does not answer within
+    /// the request timeout, so a watch moves off such a member within this plus the request
+    /// timeout. An idle reconnect is cheap (one request, resumed from the next revision) and
+    /// loses nothing.
     pub idle_reconnect: Duration,
     /// First wait after a failed attempt (default 50 ms), doubled per failure.
     pub first_backoff: Duration,
@@ -46,7 +50,7 @@ pub struct WatchOptions {
 impl Default for WatchOptions {
     fn default() -> WatchOptions {
         WatchOptions {
-            idle_reconnect: Duration::from_secs(30),
+            idle_reconnect: Duration::from_secs(5),
             first_backoff: Duration::from_millis(50),
             max_backoff: Duration::from_secs(2),
         }
@@ -112,6 +116,8 @@ pub struct Watcher {
 struct Shared {
     stopped: AtomicBool,
     next: AtomicI64,
+    /// The endpoint the open stream reads from (empty while none is open).
+    endpoint: Mutex<String>,
 }
 
 impl Client {
@@ -144,7 +150,11 @@ impl Client {
         let start = if start_revision == 0 { self.status()?.revision + 1 } else { start_revision };
         let (tx, rx) = mpsc::sync_channel(WATCH_CHANNEL_CAPACITY);
         let (wake, sleeper) = mpsc::sync_channel(1);
-        let shared = Arc::new(Shared { stopped: AtomicBool::new(false), next: AtomicI64::new(start) });
+        let shared = Arc::new(Shared {
+            stopped: AtomicBool::new(false),
+            next: AtomicI64::new(start),
+            endpoint: Mutex::new(String::new()),
+        });
         let agent = self.inner.agent_for(Some(options.idle_reconnect));
         let mut stream = Stream {
             client: self.clone(),
@@ -174,6 +184,13 @@ impl Watcher {
     /// The revision a reconnect would resume from: one past the last revision delivered.
     pub fn next_revision(&self) -> i64 {
         self.shared.next.load(Ordering::Acquire)
+    }
+
+    /// The endpoint (as given to the client) whose stream the watch reads now; `None` while no
+    /// stream is open (connecting, backing off after a failure).
+    pub fn endpoint(&self) -> Option<String> {
+        let e = self.shared.endpoint.lock().unwrap_or_else(|p| p.into_inner());
+        (!e.is_empty()).then(|| e.clone())
     }
 
     /// Stops the watch: closes its connection and joins the thread (within the connect and
@@ -260,6 +277,7 @@ impl Stream {
                 return;
             }
             let end = self.stream_once(&mut failing);
+            self.set_endpoint("");
             let final_event = match end {
                 End::Stopped => return,
                 End::Idle => continue,
@@ -302,12 +320,20 @@ impl Stream {
         self.read_stream(&ep, reader, failing, &token)
     }
 
-    /// Sends the watch request to the first endpoint that takes it; an HTTP error is decoded.
+    /// Sends the watch request to the first endpoint that takes it, starting at the client's
+    /// preferred one: an endpoint that refuses the connection, does not answer within the request
+    /// timeout (a frozen member keeps its TCP port open) or drops the connection is passed over
+    /// for the next (a watch is a read: sending it twice changes nothing). An HTTP error is
+    /// decoded and returned.
     fn open(&self, token: Option<&str>) -> Result<(Endpoint, ureq::http::Response<ureq::Body>), Error> {
         let inner = &self.client.inner;
         let body = self.body.to_string().into_bytes();
-        let mut last = String::new();
+        let mut last_connect = String::new();
+        let mut last_other = None;
         for (index, ep) in inner.order() {
+            if self.stopped() {
+                break;
+            }
             match inner.send(&self.agent, ep, "/v3/watch", &body, token) {
                 Ok(mut resp) if resp.status().as_u16() != 200 => {
                     let status = resp.status().as_u16();
@@ -319,13 +345,19 @@ impl Stream {
                 }
                 Ok(resp) => {
                     inner.prefer(index);
+                    self.set_endpoint(&ep.name);
                     return Ok((ep.clone(), resp));
                 }
-                Err(Failure::Connect(cause)) => last = format!("{}: {cause}", ep.name),
-                Err(f) => return Err(failure_error(ep, f, inner.options.request_timeout)),
+                Err(Failure::Connect(cause)) => last_connect = format!("{}: {cause}", ep.name),
+                Err(f) => last_other = Some(failure_error(ep, f, inner.options.request_timeout)),
             }
         }
-        Err(Error::Unreachable { endpoints: inner.endpoint_list(), cause: last })
+        Err(last_other.unwrap_or_else(|| Error::Unreachable { endpoints: inner.endpoint_list(), cause: last_connect }))
+    }
+
+    fn set_endpoint(&self, name: &str) {
+        let mut e = self.shared.endpoint.lock().unwrap_or_else(|p| p.into_inner());
+        name.clone_into(&mut e);
     }
 
     /// Sorts an error into retry (with a fresh token when etcd asked for one) or give up.

@@ -3,7 +3,8 @@
 //! ring. Two modes: raw entries (any bytes), and a valid state built through the public API,
 //! encoded, then damaged (bytes flipped, cut or inserted in one record, a record dropped or
 //! duplicated): the damaged state is refused or decodes to a ring that builds and routes, and
-//! the undamaged one decodes back to the same routes.
+//! the undamaged one decodes back to the same routes. The valid states carry a change log (the
+//! ids a writer reads back after a lost answer) of 0 to 4 entries, as the store writes it.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -16,7 +17,7 @@ const PREFIX: &str = "/fuzz/ring";
 #[derive(Arbitrary, Debug)]
 enum Input {
     Raw(Vec<(Vec<u8>, Vec<u8>)>),
-    Damaged { algo: u8, members: Vec<(String, u8, bool)>, damage: Vec<Damage> },
+    Damaged { algo: u8, members: Vec<(String, u8, bool)>, log: u8, damage: Vec<Damage> },
 }
 
 #[derive(Arbitrary, Debug)]
@@ -39,8 +40,8 @@ fuzz_target!(|input: Input| {
             });
             decode_and_check(entries.collect());
         }
-        Input::Damaged { algo, members, damage } => {
-            let Some(records) = valid_records(algo, &members) else { return };
+        Input::Damaged { algo, members, log, damage } => {
+            let Some(records) = valid_records(algo, &members, log) else { return };
             let mut records = records;
             for d in damage.iter().take(4) {
                 apply(&mut records, d);
@@ -50,8 +51,9 @@ fuzz_target!(|input: Input| {
     }
 });
 
-/// A valid state's records: a small ring of the chosen algorithm and members.
-fn valid_records(algo: u8, members: &[(String, u8, bool)]) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
+/// A valid state's records: a small ring of the chosen algorithm and members, with the ids of
+/// its last `log % 5` changes in the config record.
+fn valid_records(algo: u8, members: &[(String, u8, bool)], log: u8) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
     let spec = match algo % 4 {
         0 => RouterSpec::new(Algorithm::Ring).with_vnodes(8),
         1 => RouterSpec::new(Algorithm::TokenRing).with_tokens_per_node(4),
@@ -65,7 +67,8 @@ fn valid_records(algo: u8, members: &[(String, u8, bool)]) -> Option<Vec<(Vec<u8
             state = next;
         }
     }
-    let records = state.records(PREFIX).expect("a valid state encodes");
+    let mut records = state.records(PREFIX).expect("a valid state encodes");
+    with_change_log(&mut records[0].1, state.serial(), log % 5);
     // The undamaged records decode back to the same routes.
     let back = RingState::decode(PREFIX, records.iter().map(|(k, v)| (k.as_slice(), v.as_slice())))
         .expect("a state's own records decode");
@@ -73,6 +76,19 @@ fn valid_records(algo: u8, members: &[(String, u8, bool)]) -> Option<Vec<(Vec<u8
         assert_eq!(a.fingerprint(), b.fingerprint(), "decode changed the routes");
     }
     Some(records)
+}
+
+/// Adds `"changes":[{"id":…,"serial":…},…]` to a config record: the last `n` changes up to
+/// `serial` (none before serial 2: init logs no id), as the store writes them.
+fn with_change_log(config: &mut Vec<u8>, serial: u64, n: u8) {
+    let first = serial.saturating_sub(u64::from(n)).saturating_add(1).max(2);
+    let entries: Vec<String> =
+        (first..=serial).map(|s| format!("{{\"id\":\"c{s:x}-fuzz\",\"serial\":{s}}}")).collect();
+    if entries.is_empty() || config.last() != Some(&b'}') {
+        return;
+    }
+    config.pop();
+    config.extend_from_slice(format!(",\"changes\":[{}]}}", entries.join(",")).as_bytes());
 }
 
 fn apply(records: &mut Vec<(Vec<u8>, Vec<u8>)>, damage: &Damage) {

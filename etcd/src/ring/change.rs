@@ -171,7 +171,14 @@ impl RingState {
                 m.serial = serial;
             }
         }
-        let next = RingState { spec: self.spec.clone(), serial, next_order, members, revision: self.revision };
+        let next = RingState {
+            spec: self.spec.clone(),
+            serial,
+            next_order,
+            members,
+            revision: self.revision,
+            changes: self.changes.clone(),
+        };
         next.check_routable(self)?;
         Ok(next)
     }
@@ -191,6 +198,10 @@ impl RingState {
             Err(DecodeError::Router(e)) => return Err(RingError::Refused(e)),
             Err(e) => return Err(RingError::Decode(e)),
         };
+        if !self.has_staged_changes() {
+            // The staged view is the routed ring itself: built and checked above.
+            return Ok(());
+        }
         match self.target_router() {
             Ok(_) => Ok(()),
             Err(DecodeError::Empty) if !routed => Ok(()),

@@ -111,6 +111,32 @@ pub enum RingError {
     /// changes rather than on the member list).
     #[error("cannot store this ring: {0}")]
     Unstorable(String),
+    /// A change was sent and its answer lost (a timeout, a broken connection, a leader
+    /// election), and etcd could not be asked back within the store's time bound: the change may
+    /// or may not have been applied (never twice, never in part). Read the ring, or run the change
+    /// again with the same [`ChangeId`](crate::ChangeId) to settle it.
+    #[error("{what}: etcd did not confirm the change within {bound:?}, it may or may not have been applied ({cause})")]
+    Unresolved {
+        /// The change and the ring, as in conflict messages.
+        what: String,
+        /// The store's time bound.
+        bound: std::time::Duration,
+        /// The last failure.
+        cause: crate::Error,
+    },
+    /// An operation kept failing in ways that may clear (no member answered, no leader) until
+    /// the store's time bound ran out; nothing was changed.
+    #[error("{what}: gave up after {attempts} attempts in {bound:?}, nothing was changed: {cause}")]
+    GaveUp {
+        /// The operation and the ring.
+        what: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The store's time bound.
+        bound: std::time::Duration,
+        /// The last failure.
+        cause: crate::Error,
+    },
     /// The kernel refused the change (the last live node, an unsupported removal, weights on an
     /// algorithm without them, a token clash, ...); nothing was changed.
     #[error("{0}; nothing was changed")]
@@ -123,6 +149,7 @@ impl RingError {
     pub fn is_transient(&self) -> bool {
         match self {
             RingError::Etcd(e) => e.is_transient() || matches!(e, crate::Error::Conflict { .. }),
+            RingError::Unresolved { .. } | RingError::GaveUp { .. } => true,
             _ => false,
         }
     }

@@ -12,6 +12,9 @@ mod watcher;
 
 pub use error::{DecodeError, RingError};
 pub use router::RingRouter;
-pub use state::{Member, MemberState, Records, RingState, FORMAT, MAX_LABELS, MAX_LABEL_BYTES, MAX_NAME_BYTES};
+pub use state::{
+    ChangeId, Member, MemberState, Records, RingState, CHANGE_LOG, FORMAT, MAX_CHANGE_ID_BYTES, MAX_LABELS,
+    MAX_LABEL_BYTES, MAX_NAME_BYTES,
+};
 pub use store::{Committed, RingStore};
 pub use watcher::{EventHandler, RingEvent, RingWatcher, WatchConfig, WatchStatus};

@@ -19,6 +19,14 @@ use super::router::RingRouter;
 /// is never misread as this one.
 pub const FORMAT: &str = "hashroute-ring/1";
 
+/// How many change ids the config record keeps (the newest ones): a writer whose answer was lost
+/// finds its change among them if fewer than this many changes committed after it, and asks
+/// etcd's history otherwise (see [`ChangeId`]). About 50 bytes each in the config record.
+pub const CHANGE_LOG: usize = 32;
+
+/// Longest [`ChangeId`], in bytes.
+pub const MAX_CHANGE_ID_BYTES: usize = 64;
+
 /// Longest member name, in bytes.
 pub const MAX_NAME_BYTES: usize = 253;
 
@@ -160,6 +168,97 @@ pub struct RingState {
     /// Ascending `order`.
     pub(crate) members: Vec<Member>,
     pub(crate) revision: i64,
+    /// The ids of the newest changes and their serials, ascending serial, at most
+    /// [`CHANGE_LOG`].
+    pub(crate) changes: Vec<ChangeEntry>,
+}
+
+/// The idempotency token of one logical ring change: written into the config record by the
+/// transaction that applies the change, so that a writer whose answer was lost (a timeout, a
+/// broken connection, a leader election) can read the ring back and tell "applied" from "not
+/// applied" before it tries again ([`RingStore::change_with_id`](crate::RingStore::change_with_id)).
+///
+/// [`ChangeId::new`] draws 128 random bits (from the standard library's per-process random
+/// keys, the clock, the process id and a counter): unique in practice, never used for routing.
+/// Give the same id to every attempt of one change, and a new one to every change. An id is 1
+/// to [`MAX_CHANGE_ID_BYTES`] ASCII letters, digits, `-` or `_`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChangeId(String);
+
+impl ChangeId {
+    /// A fresh random id (32 hexadecimal digits). Costs two hashes.
+    pub fn new() -> ChangeId {
+        use std::hash::{BuildHasher, Hasher};
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let half = |salt: u64| {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(salt);
+            h.write_u128(nanos);
+            h.write_u32(std::process::id());
+            h.write_u64(n);
+            h.finish()
+        };
+        ChangeId(format!("{:016x}{:016x}", half(1), half(2)))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for ChangeId {
+    /// A fresh random id: [`ChangeId::new`].
+    fn default() -> ChangeId {
+        ChangeId::new()
+    }
+}
+
+impl fmt::Display for ChangeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromStr for ChangeId {
+    type Err = String;
+    /// # Errors
+    /// A message naming the rule when `s` is empty, too long or has other characters.
+    fn from_str(s: &str) -> Result<ChangeId, String> {
+        check_change_id(s)?;
+        Ok(ChangeId(s.to_owned()))
+    }
+}
+
+/// Whether a stored config record logs change `id` (false for anything that is not a config
+/// record).
+pub(crate) fn logs_change(config: &[u8], id: &ChangeId) -> bool {
+    serde_json::from_slice::<ConfigRecord>(config).is_ok_and(|c| c.changes.iter().any(|e| e.id == id.0))
+}
+
+fn check_change_id(s: &str) -> Result<(), String> {
+    let ok = !s.is_empty()
+        && s.len() <= MAX_CHANGE_ID_BYTES
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "change id {:?} is not 1 to {MAX_CHANGE_ID_BYTES} ASCII letters, digits, '-' or '_'",
+            quote_text(s)
+        ))
+    }
+}
+
+/// One logged change: its id and the serial it committed as.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ChangeEntry {
+    pub(crate) id: String,
+    pub(crate) serial: u64,
 }
 
 /// The config record (`PREFIX/config`).
@@ -171,6 +270,9 @@ struct ConfigRecord {
     serial: u64,
     members: u64,
     next_order: u64,
+    /// The ids of the newest changes (absent in rings written before change ids existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    changes: Vec<ChangeEntry>,
 }
 
 /// A member record (`PREFIX/members/NAME`).
@@ -420,8 +522,39 @@ impl RingState {
                 w[0].name, w[1].name, w[0].order
             )));
         }
-        Ok(RingState { spec: config.spec, serial: config.serial, next_order: config.next_order, members, revision: 0 })
+        check_change_log(&config).map_err(|reason| DecodeError::Malformed { key: config_key(), reason })?;
+        Ok(RingState {
+            spec: config.spec,
+            serial: config.serial,
+            next_order: config.next_order,
+            members,
+            revision: 0,
+            changes: config.changes,
+        })
     }
+}
+
+/// The change log: at most [`CHANGE_LOG`] valid ids, each once, serials strictly ascending from
+/// 2 (the first change after init) to the config's serial.
+fn check_change_log(config: &ConfigRecord) -> Result<(), String> {
+    let log = &config.changes;
+    if log.len() > CHANGE_LOG {
+        return Err(format!("{} change ids, at most {CHANGE_LOG}", log.len()));
+    }
+    for c in log {
+        check_change_id(&c.id)?;
+        if c.serial < 2 || c.serial > config.serial {
+            return Err(format!("change {} has serial {}, outside 2..={}", c.id, c.serial, config.serial));
+        }
+    }
+    if !log.windows(2).all(|w| w[0].serial < w[1].serial) {
+        return Err("change ids are not in ascending serial order".into());
+    }
+    let ids: std::collections::BTreeSet<&str> = log.iter().map(|c| c.id.as_str()).collect();
+    if ids.len() != log.len() {
+        return Err("a change id is logged twice".into());
+    }
+    Ok(())
 }
 
 fn prefix_reason(e: &RingError) -> &'static str {
@@ -489,7 +622,7 @@ impl RingState {
         if spec.algorithm == Algorithm::TokenRing && spec.tokens_per_node.is_none() {
             spec = spec.with_tokens_per_node(hashroute::TokenRing::DEFAULT_TOKENS_PER_NODE);
         }
-        Ok(RingState { spec, serial: 1, next_order: 0, members: Vec::new(), revision: 0 })
+        Ok(RingState { spec, serial: 1, next_order: 0, members: Vec::new(), revision: 0, changes: Vec::new() })
     }
 
     /// The router configuration.
@@ -510,6 +643,30 @@ impl RingState {
     /// The serial of the last change (1 for a ring just created); every change adds one.
     pub fn serial(&self) -> u64 {
         self.serial
+    }
+
+    /// The serial the change with id `id` committed as, when it is among the newest
+    /// [`CHANGE_LOG`] changes of this state. `None` means "not applied" only when fewer than
+    /// `CHANGE_LOG` changes followed the state it was computed from (see
+    /// [`RingState::change_log_covers`]). O(`CHANGE_LOG`).
+    pub fn change_serial(&self, id: &ChangeId) -> Option<u64> {
+        self.changes.iter().find(|c| c.id == id.0).map(|c| c.serial)
+    }
+
+    /// Whether the change log still holds every change from serial `serial` on, so that a change
+    /// computed from the state at serial `serial - 1` and absent from the log was not applied.
+    pub fn change_log_covers(&self, serial: u64) -> bool {
+        self.changes.len() < CHANGE_LOG || self.changes.first().is_some_and(|c| c.serial <= serial)
+    }
+
+    /// This state with `id` logged as the change of its serial, the oldest entries dropped
+    /// beyond [`CHANGE_LOG`].
+    pub(crate) fn with_change_id(mut self, id: &ChangeId) -> RingState {
+        self.changes.retain(|c| c.id != id.0 && c.serial < self.serial);
+        self.changes.push(ChangeEntry { id: id.0.clone(), serial: self.serial });
+        let excess = self.changes.len().saturating_sub(CHANGE_LOG);
+        self.changes.drain(..excess);
+        self
     }
 
     /// The etcd revision of the last change (the config key's mod revision) when read from the
@@ -597,6 +754,7 @@ impl RingState {
             serial: self.serial,
             members: self.members.len() as u64,
             next_order: self.next_order,
+            changes: self.changes.clone(),
         };
         let mut out = Vec::with_capacity(self.members.len() + 1);
         out.push((keys.config(), to_json(&config)?));

@@ -49,6 +49,23 @@ pub enum RingEvent {
     /// etcd cannot be reached or the watch broke; the last ring is still served and the
     /// watcher keeps trying (reported once per outage).
     Disconnected(Error),
+    /// The watch is open on `endpoint` (reported when it starts and whenever it moves to another
+    /// endpoint: a member that stopped answering, a reconnect after an outage).
+    Following {
+        /// The endpoint, as given to the client.
+        endpoint: String,
+        /// The revision of the ring served when it moved.
+        revision: i64,
+    },
+    /// A read returned a ring older than the one served (etcd restored from an older backup,
+    /// or a member that lost its data): it is not served, the newer ring stays. Start a new
+    /// watcher to follow a store that was rolled back on purpose.
+    Stale {
+        /// The revision of the older ring.
+        revision: i64,
+        /// The revision served.
+        served: i64,
+    },
     /// The watcher read the ring afresh: after a reconnect (etcd may have restarted or been
     /// restored) or because the revision to resume from was compacted.
     Resynced {
@@ -75,6 +92,8 @@ pub struct WatchConfig {
 }
 
 impl Default for WatchConfig {
+    /// [`WatchOptions::default`] (an idle stream reopened after 5 s, which also moves it off a
+    /// member that stopped answering), 50 ms to 2 s backoff between failed reads.
     fn default() -> WatchConfig {
         WatchConfig {
             watch: WatchOptions::default(),
@@ -119,6 +138,8 @@ pub struct WatchStatus {
     pub connected: bool,
     /// The last failure or refused state since the last ring served, as one line.
     pub last_error: Option<String>,
+    /// The endpoint the watch stream is open on (`None` while reconnecting).
+    pub endpoint: Option<String>,
 }
 
 struct Shared {
@@ -170,14 +191,27 @@ impl RingWatcher {
     pub fn start(store: RingStore, config: WatchConfig) -> Result<RingWatcher, RingError> {
         let shared = Arc::new(Shared {
             router: OnceLock::new(),
-            status: Mutex::new(WatchStatus { revision: 0, fingerprint: None, connected: true, last_error: None }),
+            status: Mutex::new(WatchStatus {
+                revision: 0,
+                fingerprint: None,
+                connected: true,
+                last_error: None,
+                endpoint: None,
+            }),
             changed: Condvar::new(),
             stopped: AtomicBool::new(false),
         });
         let (wake, sleeper) = mpsc::sync_channel(1);
-        let mut worker =
-            Worker { store, shared: shared.clone(), config, sleeper, map: BTreeMap::new(), compacted: false };
-        let range = worker.store.client().get_prefix(worker.store.keys().root())?;
+        let mut worker = Worker {
+            store,
+            shared: shared.clone(),
+            config,
+            sleeper,
+            map: BTreeMap::new(),
+            compacted: false,
+            endpoint: None,
+        };
+        let range = worker.store.read_range(&worker.store.bounded_client())?;
         worker.map = range.kvs.into_iter().map(|kv| (kv.key.clone(), kv)).collect();
         decode_range(worker.store.keys(), worker.map.values())?;
         worker.apply();
@@ -282,6 +316,8 @@ struct Worker {
     map: BTreeMap<Vec<u8>, KeyValue>,
     /// Whether the pending fresh read follows a compaction (for its event).
     compacted: bool,
+    /// The endpoint reported last in [`RingEvent::Following`].
+    endpoint: Option<String>,
 }
 
 impl Worker {
@@ -341,6 +377,7 @@ impl Worker {
             if self.stopped() {
                 return Follow::Stop;
             }
+            self.note_endpoint(watch.endpoint());
             match watch.events().recv_timeout(POLL) {
                 Ok(WatchEvent::Changes(events)) => {
                     for ev in events {
@@ -372,8 +409,26 @@ impl Worker {
         }
     }
 
+    /// Records the stream's endpoint in the status and reports a move to a new one.
+    fn note_endpoint(&mut self, endpoint: Option<String>) {
+        let revision = {
+            let mut status = self.shared.status();
+            if status.endpoint == endpoint {
+                return;
+            }
+            status.endpoint.clone_from(&endpoint);
+            status.revision
+        };
+        if let Some(e) = endpoint {
+            if self.endpoint.as_ref() != Some(&e) {
+                self.endpoint = Some(e.clone());
+                self.emit(&RingEvent::Following { endpoint: e, revision });
+            }
+        }
+    }
+
     /// Decodes the keys held and serves the ring if it is new and valid; otherwise keeps the
-    /// last good one and reports why.
+    /// last good one and reports why. A ring older than the one served is never served.
     fn apply(&mut self) {
         let state = match decode_range(self.store.keys(), self.map.values()) {
             Ok(state) => state,
@@ -383,13 +438,24 @@ impl Worker {
             }
         };
         let revision = state.revision();
-        {
+        let served = {
             let mut status = self.shared.status();
             if revision == status.revision {
                 // Served already (a fresh read, or garbage removed again): nothing to swap.
                 status.last_error = None;
                 return;
             }
+            status.revision
+        };
+        if revision < served {
+            let line = format!("revision {revision} is older than the ring served (revision {served}): not served");
+            let mut status = self.shared.status();
+            if status.last_error.as_deref() == Some(line.as_str()) {
+                return;
+            }
+            status.last_error = Some(line);
+            drop(status);
+            return self.emit(&RingEvent::Stale { revision, served });
         }
         match state.router() {
             Ok(router) => self.serve(router),

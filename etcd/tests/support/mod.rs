@@ -10,6 +10,9 @@
 //! checking and configuring a server does not depend on the crate under test.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod cluster;
+pub mod proxy;
+
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};

@@ -312,3 +312,68 @@ fn refused_algorithms_differ_from_a_rebuild() {
         assert!(joined == Ok(true) || left == Ok(true), "{algo}: {joined:?} {left:?}");
     }
 }
+
+#[test]
+fn change_ids_round_trip_and_the_log_keeps_the_newest() {
+    let mut s = joined(ring_spec(), &["a"]);
+    let ids: Vec<ChangeId> = (0..3).map(|_| ChangeId::new()).collect();
+    assert_ne!(ids[0], ids[1]);
+    assert_eq!(ids[0].as_str().len(), 32);
+    for (i, id) in ids.iter().enumerate() {
+        s = s.with_member(&node(&format!("m{i}")), false).unwrap().with_change_id(id);
+    }
+    let back = roundtrip(&s);
+    assert_eq!(back, s);
+    assert_eq!(back.change_serial(&ids[2]), Some(s.serial()));
+    assert_eq!(back.change_serial(&ids[0]), Some(s.serial() - 2));
+    assert_eq!(back.change_serial(&ChangeId::new()), None);
+    assert!(back.change_log_covers(2), "a log that is not full covers everything");
+    // Full: the oldest ids drop out, and absence no longer proves anything for them.
+    let first = ChangeId::new();
+    let mut t = joined(ring_spec(), &["a"]).with_weight("a", 2.0).unwrap().with_change_id(&first);
+    let first_serial = t.serial();
+    for i in 0..CHANGE_LOG {
+        t = t.with_weight("a", if i % 2 == 0 { 3.0 } else { 2.0 }).unwrap().with_change_id(&ChangeId::new());
+    }
+    assert_eq!(t.changes.len(), CHANGE_LOG);
+    assert_eq!(t.change_serial(&first), None);
+    assert!(!t.change_log_covers(first_serial));
+    assert!(t.change_log_covers(first_serial + 1));
+    assert_eq!(roundtrip(&t), t);
+    assert!("abc-_9".parse::<ChangeId>().is_ok());
+    for bad in ["", "a b", "é", "a/b", &"x".repeat(MAX_CHANGE_ID_BYTES + 1)] {
+        let e = bad.parse::<ChangeId>().unwrap_err();
+        assert!(!e.contains('\n'), "{e}");
+    }
+}
+
+#[test]
+fn a_bad_change_log_is_refused() {
+    let s = joined(ring_spec(), &["a", "b"]);
+    assert_eq!(s.serial(), 3);
+    let entries = s.encode(&keys()).unwrap();
+    let config = String::from_utf8(entries[0].1.clone()).unwrap();
+    let with_log = |log: &str| {
+        let mut e = entries.clone();
+        e[0].1 = format!("{},\"changes\":{log}}}", &config[..config.len() - 1]).into_bytes();
+        e
+    };
+    assert!(RingState::decode(P, with_log(r#"[{"id":"x","serial":2},{"id":"y","serial":3}]"#)).is_ok());
+    let too_many: Vec<String> = (0..=CHANGE_LOG).map(|i| format!(r#"{{"id":"i{i}","serial":3}}"#)).collect();
+    let too_many = format!("[{}]", too_many.join(","));
+    for log in [
+        r#"[{"id":"x","serial":1}]"#,
+        r#"[{"id":"x","serial":4}]"#,
+        r#"[{"id":"x","serial":3},{"id":"y","serial":2}]"#,
+        r#"[{"id":"x","serial":2},{"id":"x","serial":3}]"#,
+        r#"[{"id":"a b","serial":2}]"#,
+        r#"[{"id":"x","serial":2,"extra":1}]"#,
+        r#"[{"id":"x"}]"#,
+        r#"{"id":"x"}"#,
+        too_many.as_str(),
+    ] {
+        let e = RingState::decode(P, with_log(log)).unwrap_err();
+        assert!(matches!(e, DecodeError::Malformed { .. }), "{log}: {e:?}");
+        assert!(!e.to_string().contains('\n'), "{e}");
+    }
+}
