@@ -70,7 +70,7 @@ enum RingCmd {
     Reweigh(ReweighArgs),
     /// The ring's fingerprint (as `hashroute fingerprint` prints it for the same nodes while no
     /// member is down), then NAME<TAB>WEIGHT<TAB>LABELS<TAB>STATE per member in node order
-    Status(StatusArgs),
+    Status(StatusFormatArgs),
     /// The routed token ring as a tokens file (NAME ZONE RACK TOKEN [WEIGHT])
     Tokens(StatusArgs),
     /// REVISION<TAB>FINGERPRINT for the ring now and for every new one, until killed; keeps going
@@ -182,6 +182,15 @@ struct ReweighArgs {
 struct StatusArgs {
     #[command(flatten)]
     etcd: EtcdArgs,
+}
+
+/// `ring status`: where the ring is, and how to print it.
+#[derive(Args, Debug)]
+struct StatusFormatArgs {
+    #[command(flatten)]
+    etcd: EtcdArgs,
+    #[command(flatten)]
+    format: crate::output::FormatArgs,
 }
 
 /// The router flags `--etcd` replaces (the stored ring decides the algorithm and the nodes):
@@ -303,7 +312,11 @@ pub(crate) fn run(args: RingArgs) -> Result<(), Failure> {
         RingCmd::Reweigh(a) => change(&a.etcd, &a.change, deadline, "reweigh", |s| s.with_weight(&a.name, a.weight)),
         RingCmd::Status(a) => {
             let state = a.etcd.store(deadline)?.read().map_err(ring_failure)?;
-            print_status(&StatusReport::of(&state))
+            let report = StatusReport::of(&state);
+            if a.format.json() {
+                return crate::output::print_json("hashroute.ring-status/1", &report.json());
+            }
+            print_status(&report)
         }
         RingCmd::Tokens(a) => tokens(&a.etcd.store(deadline)?.read().map_err(ring_failure)?),
         RingCmd::Watch(a) => watch(a.etcd.unbounded_store()?),
@@ -395,6 +408,44 @@ impl StatusReport {
                     weight: m.weight(),
                     labels: m.labels().iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
                     state: m.state().name(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `ring status --format json` (docs/json.md): the text's figures, labels as an object.
+#[derive(serde::Serialize)]
+struct StatusJson<'a> {
+    fingerprint: Option<&'a str>,
+    revision: i64,
+    serial: u64,
+    members: Vec<MemberJson<'a>>,
+}
+
+/// One member of [`StatusJson`].
+#[derive(serde::Serialize)]
+struct MemberJson<'a> {
+    name: &'a str,
+    weight: f64,
+    labels: std::collections::BTreeMap<&'a str, &'a str>,
+    state: &'static str,
+}
+
+impl StatusReport {
+    fn json(&self) -> StatusJson<'_> {
+        StatusJson {
+            fingerprint: self.fingerprint.as_deref(),
+            revision: self.revision,
+            serial: self.serial,
+            members: self
+                .members
+                .iter()
+                .map(|m| MemberJson {
+                    name: &m.name,
+                    weight: m.weight,
+                    labels: m.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect(),
+                    state: m.state,
                 })
                 .collect(),
         }

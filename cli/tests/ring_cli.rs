@@ -104,7 +104,17 @@ fn ring_commands_store_route_and_fingerprint_as_the_library() {
     for (b, a) in before.lines().zip(after.lines()) {
         assert!(!a.ends_with("\tb") && (b.ends_with("\tb") || a == b), "{b} -> {a}");
     }
-    assert!(ok(&ring("status", &[], &at)).contains("b\t2.5\track=r1,zone=z1\tdown"));
+    let text = ok(&ring("status", &[], &at));
+    assert!(text.contains("b\t2.5\track=r1,zone=z1\tdown"));
+    // The same figures as one JSON document.
+    let doc: serde_json::Value = serde_json::from_str(&ok(&ring("status", &["--format", "json"], &at))).unwrap();
+    assert_eq!(doc["schema"], "hashroute.ring-status/1");
+    assert_eq!(doc["fingerprint"].as_str(), text.lines().next());
+    let members = doc["members"].as_array().unwrap();
+    assert_eq!(members.len(), text.lines().count() - 1);
+    let b = members.iter().find(|m| m["name"] == "b").unwrap();
+    assert_eq!((b["weight"].as_f64(), b["state"].as_str()), (Some(2.5), Some("down")));
+    assert_eq!((b["labels"]["rack"].as_str(), b["labels"]["zone"].as_str()), (Some("r1"), Some("z1")));
     let (_, up_fp) = committed(&ok(&ring("up", &["b"], &at)));
     assert_eq!(up_fp, fp, "up restores the routes");
 
