@@ -97,6 +97,10 @@ pub enum Algorithm {
     /// A ring over explicit signed tokens, Cassandra-compatible ([`TokenRing`]). Spelled
     /// `token-ring`. Its nodes must carry their tokens ([`Algorithm::needs_tokens`]).
     TokenRing,
+    /// Ceph's CRUSH over a map file ([`CrushRouter`](crate::crush::CrushRouter)). Not in
+    /// [`Algorithm::ALL`]: it routes over a CRUSH map, not a node list, so a [`RouterSpec`]
+    /// cannot build it.
+    Crush,
 }
 
 impl Algorithm {
@@ -148,6 +152,7 @@ impl Algorithm {
             Algorithm::EnvoyRing => "envoy-ring",
             Algorithm::Kafka => "kafka",
             Algorithm::TokenRing => "token-ring",
+            Algorithm::Crush => "crush",
         }
     }
 
@@ -652,6 +657,12 @@ impl RouterSpec {
                     });
                 }
                 AnyRouter::from(TokenRing::builder().node_set(nodes).build()?)
+            }
+            Algorithm::Crush => {
+                return Err(Error::Unsupported {
+                    algorithm: "crush",
+                    operation: "building from a node list (it maps over a CRUSH map)",
+                })
             }
         })
     }
