@@ -20,6 +20,9 @@ pub(crate) struct FingerprintArgs {
 }
 
 pub(crate) fn run(args: FingerprintArgs) -> Result<(), Failure> {
+    if let Some(crush) = args.router.crush()? {
+        return crate::crush::fingerprint(&crush);
+    }
     let router = args.router.router()?;
     let fingerprint = hashroute::fingerprint(&router);
     let mut out = io::stdout().lock();

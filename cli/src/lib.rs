@@ -31,11 +31,15 @@
 //! every one accepts the same router flags (`migrate`, which reads two node lists, flattens
 //! `router_args::AlgoArgs` alone).
 
+mod crush;
+mod crush_args;
+mod crush_migrate;
 mod failure;
 mod fingerprint;
 mod keys;
 mod migrate;
 mod names;
+mod pg;
 pub mod proxy;
 mod proxy_args;
 mod proxy_migrate;
@@ -89,6 +93,7 @@ enum Cmd {
     Recommend(recommend::RecommendArgs),
     Resize(resize::ResizeArgs),
     Ring(ring::RingArgs),
+    Pg(pg::PgArgs),
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
@@ -103,6 +108,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Cmd::Recommend(args) => recommend::run(args),
         Cmd::Resize(args) => resize::run(args),
         Cmd::Ring(args) => ring::run(args),
+        Cmd::Pg(args) => pg::run(args),
     }
 }
 

@@ -15,24 +15,29 @@ use crate::router_args::{read_nodes_file, AlgoArgs};
 /// range that changes owner. Other algorithms are estimated from a fixed sample of 100000 keys.
 /// Both node lists are built with the same router flags.
 #[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("router").args(["algo", "from_config"]).required(true)))]
+#[command(group(clap::ArgGroup::new("router").args(["algo", "from_config", "crush_map"]).required(true)))]
 pub(crate) struct MigrateArgs {
     #[command(flatten)]
     algo: AlgoArgs,
     /// Nodes file before the change: one `NAME [WEIGHT]` per line; `#` comments
-    #[arg(long, value_name = "FILE", help_heading = "Nodes", required_unless_present = "from_config")]
+    #[arg(long, value_name = "FILE", help_heading = "Nodes", required_unless_present_any = ["from_config", "crush_map"])]
     from: Option<PathBuf>,
     /// Nodes file after the change, same format
-    #[arg(long, value_name = "FILE", help_heading = "Nodes", required_unless_present = "from_config")]
+    #[arg(long, value_name = "FILE", help_heading = "Nodes", required_unless_present_any = ["from_config", "crush_map"])]
     to: Option<PathBuf>,
     #[command(flatten)]
     proxy: crate::proxy_migrate::MigrateConfigArgs,
+    #[command(flatten)]
+    crush: crate::crush_migrate::CrushMigrateArgs,
     /// Print only the total and the per-node table, not the moving ranges
     #[arg(long, help_heading = "Output")]
     summary: bool,
 }
 
 pub(crate) fn run(args: MigrateArgs) -> Result<(), Failure> {
+    if args.crush.run()? {
+        return Ok(());
+    }
     let (before, after) = match args.proxy.routers()? {
         Some(pair) => pair,
         None => {
