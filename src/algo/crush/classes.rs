@@ -32,13 +32,19 @@ pub(crate) fn populate(
     let mut out = HashMap::new();
     for root in roots {
         for class in 0..map.classes.len() as u32 {
-            clone(map, root, class, given, used, &mut out);
+            if clone(map, root, class, given, used, &mut out).is_none() {
+                // Ceph stops populating at the first copy it cannot make, and the rules that
+                // take a class under it are then refused for want of a shadow bucket.
+                return out;
+            }
         }
     }
     out
 }
 
-/// The shadow copy of `original` for `class`, made (children first) unless it exists.
+/// The shadow copy of `original` for `class`, made (children first) unless it exists; `None`
+/// where Ceph's copy fails: a uniform bucket takes only items of the weight it was made with,
+/// and a copy is made empty (weight 0), so a uniform copy holding any weight cannot be built.
 /// Iterative: a hostile map may nest deeper than the thread's stack.
 fn clone(
     map: &mut CrushMap,
@@ -47,7 +53,7 @@ fn clone(
     given: &HashMap<(i32, u32), i32>,
     used: &BTreeSet<i32>,
     out: &mut HashMap<(i32, u32), i32>,
-) -> i32 {
+) -> Option<i32> {
     let mut stack = vec![original];
     while let Some(&b) = stack.last() {
         if out.contains_key(&(b, class)) {
@@ -79,6 +85,9 @@ fn clone(
                 weights.push(map.bucket(copy).map_or(0, |c| c.weight));
             }
         }
+        if alg == super::map::BucketAlg::Uniform && weights.iter().any(|&w| w != 0) {
+            return None;
+        }
         let id = match given.get(&(b, class)) {
             Some(&id) => id,
             None => {
@@ -95,5 +104,5 @@ fn clone(
         out.insert((b, class), id);
         stack.pop();
     }
-    out[&(original, class)]
+    out.get(&(original, class)).copied()
 }
