@@ -50,8 +50,9 @@ pgs=32768
 balance=$(awk -v pgs=$pgs 'NR > 2 { split($1, a, "."); id = a[2]; w = (id % 3 == 0) ? 1 : (id % 3 == 1) ? 2 : 4;
     n[NR] = $2; wt[NR] = w; total_w += w }
     END { for (i in n) { e = 3 * pgs * wt[i] / total_w; r = n[i] / e; if (max == "" || r > max) max = r; if (min == "" || r < min) min = r; s += (r - 1)^2; c++ }
-          printf "%.3f %.3f %.4f %d", max, min, sqrt(s / c), c }' balance.txt)
-read -r bmax bmin bsd bdev <<< "$balance"
+          for (i in n) { e = 3 * pgs * wt[i] / total_w; cls[wt[i]] += n[i] / e; cnt[wt[i]]++ }
+          printf "%.3f %.3f %.4f %d %.3f %.3f %.3f", max, min, sqrt(s / c), c, cls[1] / cnt[1], cls[2] / cnt[2], cls[4] / cnt[4] }' balance.txt)
+read -r bmax bmin bsd bdev b1 b2 b4 <<< "$balance"
 
 # One more host of 10 devices (weight 2 each) in rack0.
 awk 'BEGIN { added = 0 }
@@ -98,13 +99,13 @@ git diff --quiet HEAD -- src cli Cargo.toml Cargo.lock 2>/dev/null || commit="$c
     echo "PGs, size 3 (every PG mapped, \`hashroute migrate\` counts). Each device's PG count over its"
     echo "weight's share of the $((3 * pgs)) replicas, over $bdev devices:"
     echo
-    echo "| max / expected | min / expected | RMS deviation |"
-    echo "|---|---|---|"
-    echo "| $bmax | $bmin | $bsd |"
+    echo "| max / expected | min / expected | RMS deviation | mean, weight 1 | mean, weight 2 | mean, weight 4 |"
+    echo "|---|---|---|---|---|---|"
+    echo "| $bmax | $bmin | $bsd | $b1 | $b2 | $b4 |"
     echo
     echo "Straw2 gives each item its weight's share in expectation; with $(awk -v p=$pgs 'BEGIN { printf "%.0f", 3 * p / 2333 }') PG replicas per weight unit"
-    echo "the spread is mostly sampling (Poisson), and CRUSH's retries on collisions (two replicas on"
-    echo "one host) take a little from the heaviest devices."
+    echo "the spread is mostly sampling (Poisson); the per-weight means show what CRUSH's retries on"
+    echo "collisions (a second replica drawn on a host already used) shift between weight classes."
     echo
     echo "## Movement: one host added"
     echo

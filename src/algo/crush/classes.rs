@@ -30,9 +30,12 @@ pub(crate) fn populate(
         .into_iter()
         .collect();
     let mut out = HashMap::new();
+    // The first free id only moves down (nothing is freed), so the search resumes where the
+    // last one stopped instead of rescanning from -1 (quadratic on large maps).
+    let mut free = -1;
     for root in roots {
         for class in 0..map.classes.len() as u32 {
-            if clone(map, root, class, given, used, &mut out).is_none() {
+            if clone(map, root, class, given, used, &mut out, &mut free).is_none() {
                 // Ceph stops populating at the first copy it cannot make, and the rules that
                 // take a class under it are then refused for want of a shadow bucket.
                 return out;
@@ -53,6 +56,7 @@ fn clone(
     given: &HashMap<(i32, u32), i32>,
     used: &BTreeSet<i32>,
     out: &mut HashMap<(i32, u32), i32>,
+    free: &mut i32,
 ) -> Option<i32> {
     let mut stack = vec![original];
     while let Some(&b) = stack.last() {
@@ -91,11 +95,10 @@ fn clone(
         let id = match given.get(&(b, class)) {
             Some(&id) => id,
             None => {
-                let mut id = -1;
-                while map.bucket(id).is_some() || used.contains(&id) {
-                    id -= 1;
+                while map.bucket(*free).is_some() || used.contains(free) {
+                    *free -= 1;
                 }
-                id
+                *free
             }
         };
         let name = format!("{}~{}", map.bucket_names.get(&b).map_or("", String::as_str), map.classes[class as usize]);

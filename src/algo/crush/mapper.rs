@@ -114,7 +114,7 @@ impl Ctx<'_> {
                         let mut rej = false;
                         if !collide && recurse_to_leaf {
                             if item < 0 {
-                                let sub_r = if t.vary_r != 0 { r >> (t.vary_r - 1) } else { 0 };
+                                let sub_r = if t.vary_r != 0 { r.wrapping_shr(t.vary_r - 1) } else { 0 };
                                 let leaf_out = out2.as_deref_mut().expect("chooseleaf has a leaf vector");
                                 let sub = Tries { tries: t.recurse_tries, recurse_tries: 0, ..t };
                                 let got = self.choose_firstn(

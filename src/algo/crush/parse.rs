@@ -14,6 +14,8 @@ use crate::error::{Error, Result};
 const MAX_DEVICE_ID: i32 = 1 << 20;
 /// Most negative bucket id accepted, for the same reason.
 const MIN_BUCKET_ID: i32 = -(1 << 20);
+/// Buckets, shadow copies of device classes included.
+const MAX_BUCKETS: usize = 1 << 20;
 /// Rule ids are a byte in Ceph's encoding.
 const MAX_RULE_ID: i32 = 255;
 /// Items per bucket.
@@ -22,6 +24,12 @@ const MAX_ITEMS: usize = 1 << 16;
 const MAX_DEVICE_WEIGHT: u64 = 100 * 0x10000;
 /// `CRUSH_MAX_BUCKET_WEIGHT`.
 const MAX_BUCKET_WEIGHT: u64 = 65535 * 0x10000;
+/// Retry counts (tunables and `set_*_tries` steps) above this are refused: a mapping retries up
+/// to this many times per replica, and a hostile map must not make one mapping take hours.
+/// Deployed maps use 50 to a few hundred.
+const MAX_TRIES: i32 = 10_000;
+/// `choose ... N` with `|N|` above this is refused, for the same reason (a replica count).
+const MAX_NUMREP: i32 = 1000;
 
 fn err(line: usize, what: impl std::fmt::Display) -> Error {
     Error::Malformed(format!("line {line}: {what}"))
@@ -182,6 +190,15 @@ impl<'a> Builder<'a> {
         let (value, line) = cur.int("tunable value")?;
         let value = u32::try_from(value)
             .map_err(|_| err(line, format!("tunable {} {value}: must not be negative", name.text)))?;
+        if name.text.ends_with("_tries") && value > MAX_TRIES as u32 {
+            return Err(err(
+                line,
+                format!(
+                    "tunable {} {value} exceeds {MAX_TRIES} (hashroute bounds the retries of one mapping)",
+                    name.text
+                ),
+            ));
+        }
         let t = self.tunables.get_or_insert(Tunables::LEGACY);
         if !t.set(name.text, value) {
             return Err(err(name.line, format!("tunable `{}` is not recognized", name.text)));
@@ -422,6 +439,14 @@ impl<'a> Builder<'a> {
             }
         }
         let rules = std::mem::take(&mut self.rules);
+        let copies = self.buckets.len().saturating_mul(map.classes.len() + 1);
+        if !rules.is_empty() && copies > MAX_BUCKETS {
+            return Err(err(rules[0].0.line, format!(
+                "{} buckets with {} device classes need {copies} buckets with their shadow copies, more than {MAX_BUCKETS}",
+                self.buckets.len(),
+                map.classes.len()
+            )));
+        }
         if !rules.is_empty() {
             let shadows = super::classes::populate(&mut map, &class_bucket, &used_shadow);
             for (start, body) in rules {
@@ -467,16 +492,17 @@ impl<'a> Builder<'a> {
             }
         }
         let mut ids = Vec::with_capacity(self.buckets.len());
+        // Ids are only taken, never freed: the search for the first free one resumes.
+        let mut free = -1;
         for b in &self.buckets {
             let id = match b.id {
                 Some(id) => id,
                 None => {
-                    let mut id = -1;
-                    while used.contains(&id) {
-                        id -= 1;
+                    while used.contains(&free) {
+                        free -= 1;
                     }
-                    used.insert(id);
-                    id
+                    used.insert(free);
+                    free
                 }
             };
             ids.push(id);
@@ -575,6 +601,7 @@ impl<'a> Builder<'a> {
         let mut items = vec![0i32; size];
         let mut weights = vec![0u32; size];
         let mut filled = vec![false; size];
+        let mut members = std::collections::HashSet::with_capacity(size);
         let mut curpos = 0usize;
         let mut total: u64 = 0;
         for item in &raw.items {
@@ -625,7 +652,7 @@ impl<'a> Builder<'a> {
                     ),
                 ));
             }
-            if items[..size].iter().zip(&filled).any(|(&i, &f)| f && i == id) {
+            if !members.insert(id) {
                 return Err(err(item.line, format!("item {} appears twice in bucket {}", item.name, raw.name)));
             }
             items[pos] = id;
@@ -709,7 +736,16 @@ impl<'a> Builder<'a> {
 
     fn step(&self, map: &CrushMap, shadows: &HashMap<(i32, u32), i32>, cur: &mut Cursor<'a>) -> Result<Step> {
         let op = cur.name("step")?;
-        let int_arg = |cur: &mut Cursor<'a>| cur.int(op.text).map(|v| v.0);
+        let int_arg = |cur: &mut Cursor<'a>| {
+            let (v, line) = cur.int(op.text)?;
+            if op.text.ends_with("_tries") && v > MAX_TRIES {
+                return Err(err(
+                    line,
+                    format!("{} {v} exceeds {MAX_TRIES} (hashroute bounds the retries of one mapping)", op.text),
+                ));
+            }
+            Ok(v)
+        };
         Ok(match op.text {
             "take" => {
                 let item = cur.name("take item")?;
@@ -735,7 +771,13 @@ impl<'a> Builder<'a> {
                     "indep" => false,
                     other => return Err(err(mode.line, format!("expected firstn or indep, found `{other}`"))),
                 };
-                let (num, _) = cur.int("replica count")?;
+                let (num, line) = cur.int("replica count")?;
+                if !(-MAX_NUMREP..=MAX_NUMREP).contains(&num) {
+                    return Err(err(
+                        line,
+                        format!("replica count {num} is out of range (-{MAX_NUMREP} to {MAX_NUMREP})"),
+                    ));
+                }
                 cur.expect("type")?;
                 let ty = cur.name("type name")?;
                 let type_id = *self
