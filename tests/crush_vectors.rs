@@ -71,7 +71,7 @@ fn object_mappings_match_osdmaptool() {
         let pg_num: u32 = row["pg_num"].parse().expect("pg_num");
         let pool_id: u32 = row["pool"].parse().expect("pool");
         let mut pool = Pool::new(map.clone(), pool_id, pg_num, 3, "0").expect("pool");
-        for dev in row["out"].split(|c| c == ';' || c == ',').filter(|d| !d.is_empty()) {
+        for dev in row["out"].split([';', ',']).filter(|d| !d.is_empty()) {
             let name = map.device_name(dev.parse().expect("device id")).expect("device").to_owned();
             pool = pool.with_reweight(&name, 0.0).expect("out");
         }

@@ -102,7 +102,7 @@ impl CrushMigrateArgs {
         let width = counts.keys().map(String::len).max().unwrap_or(6).max(6);
         writeln!(out, "{:width$}  {:>8}  {:>8}  {:>8}  {:>8}", "device", "before", "after", "in", "out")?;
         let mut rows: Vec<_> = counts.into_iter().collect();
-        rows.sort_by(|x, y| natural(&x.0).cmp(&natural(&y.0)));
+        rows.sort_by_key(|x| natural(&x.0));
         for (dev, c) in rows {
             writeln!(out, "{dev:width$}  {:>8}  {:>8}  {:>8}  {:>8}", c.before, c.after, c.moved_in, c.moved_out)?;
         }

@@ -200,8 +200,7 @@ impl Ctx<'_> {
                     continue;
                 }
                 let mut in_id = bucket;
-                loop {
-                    let Some(inb) = self.map.bucket(in_id) else { break };
+                while let Some(inb) = self.map.bucket(in_id) {
                     let mut r = (rep as i32).wrapping_add(parent_r);
                     let step = if inb.alg == super::map::BucketAlg::Uniform
                         && numrep != 0
@@ -316,11 +315,9 @@ pub(crate) fn do_rule(
     let mut stable = tun.chooseleaf_stable;
     for &step in &rule.steps {
         match step {
-            Step::Take(id) => {
-                if result_max > 0 {
-                    w[0] = id;
-                    wsize = 1;
-                }
+            Step::Take(id) if result_max > 0 => {
+                w[0] = id;
+                wsize = 1;
             }
             Step::SetChooseTries(v) if v > 0 => choose_tries = v as u32,
             Step::SetChooseleafTries(v) if v > 0 => choose_leaf_tries = v as u32,
@@ -333,7 +330,7 @@ pub(crate) fn do_rule(
                     continue;
                 }
                 let mut osize = 0usize;
-                for i in 0..wsize {
+                for &bno in &w[..wsize] {
                     let mut numrep = num;
                     if numrep <= 0 {
                         numrep += result_max as i32;
@@ -341,7 +338,6 @@ pub(crate) fn do_rule(
                             continue;
                         }
                     }
-                    let bno = w[i];
                     if bno >= 0 || map.bucket(bno).is_none() {
                         continue;
                     }
