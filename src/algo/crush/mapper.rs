@@ -277,7 +277,8 @@ impl Ctx<'_> {
     }
 }
 
-/// Scratch space for [`do_rule`]: three vectors of `result_max` items, reused across calls.
+/// Scratch space for [`CrushRouter::map_x`](super::CrushRouter::map_x) and [`Pool::up`](super::Pool::up):
+/// three vectors of the replica count, reused across calls (no allocation per mapping).
 #[derive(Default, Clone, Debug)]
 pub struct Workspace {
     a: Vec<i32>,
