@@ -76,16 +76,13 @@ impl Ctx<'_> {
                 let mut in_id = bucket;
                 let mut flocal: u32 = 0;
                 loop {
-                    let mut collide = false;
+                    let (mut collide, mut reject) = (false, true);
                     let r = (rep + parent_r).wrapping_add(ftotal as i32);
                     let Some(inb) = self.map.bucket(in_id) else {
                         skip_rep = true;
                         break 'descent;
                     };
-                    let reject;
-                    if inb.items.is_empty() {
-                        reject = true;
-                    } else {
+                    if !inb.items.is_empty() {
                         item = if t.local_fallback_retries > 0
                             && flocal >= (inb.items.len() as u32 >> 1)
                             && flocal > t.local_fallback_retries
@@ -110,51 +107,27 @@ impl Ctx<'_> {
                             in_id = item;
                             continue;
                         }
-                        collide = out[..outpos].contains(&item);
-                        let mut rej = false;
-                        if !collide && recurse_to_leaf {
-                            if item < 0 {
-                                let sub_r = if t.vary_r != 0 { r.wrapping_shr(t.vary_r - 1) } else { 0 };
-                                let leaf_out = out2.as_deref_mut().expect("chooseleaf has a leaf vector");
-                                let sub = Tries { tries: t.recurse_tries, recurse_tries: 0, ..t };
-                                let got = self.choose_firstn(
-                                    item,
-                                    if t.stable != 0 { 1 } else { outpos as i32 + 1 },
-                                    0,
-                                    leaf_out,
-                                    outpos,
-                                    count,
-                                    sub,
-                                    false,
-                                    None,
-                                    sub_r,
-                                );
-                                if got <= outpos {
-                                    rej = true;
-                                }
-                            } else if let Some(leaf_out) = out2.as_deref_mut() {
-                                leaf_out[outpos] = item;
-                            }
-                        }
-                        if !rej && itemtype == 0 {
-                            rej = self.is_out(item);
-                        }
-                        reject = rej;
+                        let checked = self.firstn_check(
+                            item,
+                            itemtype,
+                            r,
+                            out,
+                            outpos,
+                            count,
+                            t,
+                            recurse_to_leaf,
+                            out2.as_deref_mut(),
+                        );
+                        (collide, reject) = checked;
                     }
                     if reject || collide {
                         ftotal += 1;
                         flocal += 1;
-                        if collide && flocal <= t.local_retries {
-                            continue;
+                        match firstn_retry(collide, flocal, ftotal, inb.items.len() as u32, &t) {
+                            Retry::Bucket => continue,
+                            Retry::Descent => continue 'descent,
+                            Retry::GiveUp => skip_rep = true,
                         }
-                        let size = inb.items.len() as u32;
-                        if t.local_fallback_retries > 0 && flocal <= size + t.local_fallback_retries {
-                            continue;
-                        }
-                        if ftotal < t.tries {
-                            continue 'descent;
-                        }
-                        skip_rep = true;
                     }
                     break 'descent;
                 }
@@ -167,6 +140,42 @@ impl Ctx<'_> {
             rep += 1;
         }
         outpos
+    }
+
+    /// An item of the wanted type, checked: `(collides with an earlier replica, refused)`. A
+    /// `chooseleaf` first descends under it for one leaf (into `out2[outpos]`, with its own
+    /// tries and `r` as the tunables say); a device is refused when its reweight puts it out.
+    #[allow(clippy::too_many_arguments)]
+    fn firstn_check(
+        &self,
+        item: i32,
+        itemtype: i32,
+        r: i32,
+        out: &[i32],
+        outpos: usize,
+        count: i32,
+        t: Tries,
+        recurse_to_leaf: bool,
+        out2: Option<&mut [i32]>,
+    ) -> (bool, bool) {
+        let collide = out[..outpos].contains(&item);
+        let mut reject = false;
+        if !collide && recurse_to_leaf {
+            let leaf_out = out2.expect("chooseleaf has a leaf vector");
+            if item < 0 {
+                let sub_r = if t.vary_r != 0 { r.wrapping_shr(t.vary_r - 1) } else { 0 };
+                let sub = Tries { tries: t.recurse_tries, recurse_tries: 0, ..t };
+                let numrep = if t.stable != 0 { 1 } else { outpos as i32 + 1 };
+                let got = self.choose_firstn(item, numrep, 0, leaf_out, outpos, count, sub, false, None, sub_r);
+                reject = got <= outpos;
+            } else {
+                leaf_out[outpos] = item;
+            }
+        }
+        if !reject && itemtype == 0 {
+            reject = self.is_out(item);
+        }
+        (collide, reject)
     }
 
     /// `crush_choose_indep`: `left` items of `type_id` into the fixed positions
@@ -274,6 +283,30 @@ impl Ctx<'_> {
                 }
             }
         }
+    }
+}
+
+/// Where `choose_firstn` goes after a refused item.
+enum Retry {
+    /// Draw again in the same bucket (local retries, the permutation fallback).
+    Bucket,
+    /// Descend again from the step's bucket with the next `r`.
+    Descent,
+    /// Leave this replica out.
+    GiveUp,
+}
+
+/// Ceph's retry schedule: local retries on a collision, then the exhaustive local fallback,
+/// then new descents until the tries run out.
+fn firstn_retry(collide: bool, flocal: u32, ftotal: u32, size: u32, t: &Tries) -> Retry {
+    let local = collide && flocal <= t.local_retries;
+    let fallback = t.local_fallback_retries > 0 && flocal <= size + t.local_fallback_retries;
+    if local || fallback {
+        Retry::Bucket
+    } else if ftotal < t.tries {
+        Retry::Descent
+    } else {
+        Retry::GiveUp
     }
 }
 
