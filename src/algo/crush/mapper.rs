@@ -208,67 +208,20 @@ impl Ctx<'_> {
                 if out[rep] != ITEM_UNDEF {
                     continue;
                 }
-                let mut in_id = bucket;
-                while let Some(inb) = self.map.bucket(in_id) {
-                    let mut r = (rep as i32).wrapping_add(parent_r);
-                    let step = if inb.alg == super::map::BucketAlg::Uniform
-                        && numrep != 0
-                        && inb.items.len() as i32 % numrep == 0
-                    {
-                        numrep + 1
-                    } else {
-                        numrep
-                    };
-                    r = r.wrapping_add(step.wrapping_mul(ftotal as i32));
-                    if inb.items.is_empty() {
-                        break;
-                    }
-                    let item = inb.choose(self.x, r as u32);
-                    let none = |out: &mut [i32], out2: &mut Option<&mut [i32]>| {
+                let draw = Draw { bucket, rep, numrep, type_id, ftotal, parent_r, recurse_tries, recurse_to_leaf };
+                match self.indep_draw(&draw, &out[outpos..endpos], out2.as_deref_mut()) {
+                    Some(ITEM_NONE) => {
                         out[rep] = ITEM_NONE;
                         if let Some(o2) = out2.as_deref_mut() {
                             o2[rep] = ITEM_NONE;
                         }
-                    };
-                    if item >= self.map.max_devices() as i32 {
-                        none(out, &mut out2);
                         left -= 1;
-                        break;
                     }
-                    let Some(itemtype) = self.item_type(item) else {
-                        none(out, &mut out2);
+                    Some(item) => {
+                        out[rep] = item;
                         left -= 1;
-                        break;
-                    };
-                    if itemtype != type_id {
-                        if item >= 0 {
-                            none(out, &mut out2);
-                            left -= 1;
-                            break;
-                        }
-                        in_id = item;
-                        continue;
                     }
-                    if out[outpos..endpos].contains(&item) {
-                        break;
-                    }
-                    if recurse_to_leaf {
-                        let o2 = out2.as_deref_mut().expect("chooseleaf has a leaf vector");
-                        if item < 0 {
-                            self.choose_indep(item, 1, numrep, 0, o2, rep, recurse_tries, 0, false, None, r);
-                            if o2[rep] == ITEM_NONE {
-                                break;
-                            }
-                        } else {
-                            o2[rep] = item;
-                        }
-                    }
-                    if itemtype == 0 && self.is_out(item) {
-                        break;
-                    }
-                    out[rep] = item;
-                    left -= 1;
-                    break;
+                    None => {}
                 }
             }
             ftotal += 1;
@@ -283,6 +236,69 @@ impl Ctx<'_> {
                 }
             }
         }
+    }
+}
+
+/// One `indep` draw's inputs: position `rep` on attempt `ftotal`.
+struct Draw {
+    bucket: i32,
+    rep: usize,
+    numrep: i32,
+    type_id: i32,
+    ftotal: u32,
+    parent_r: i32,
+    recurse_tries: u32,
+    recurse_to_leaf: bool,
+}
+
+impl Ctx<'_> {
+    /// Descends from `d.bucket` for position `d.rep`: `Some(item)` to place, `Some(ITEM_NONE)`
+    /// for a position that can never be filled (a hole), `None` to try again on the next
+    /// attempt (a collision with `taken`, a leaf descent that found nothing, a device out). A
+    /// `chooseleaf` writes its leaf to `out2[rep]` on the way, as Ceph does (even when the
+    /// device then turns out to be out).
+    fn indep_draw(&self, d: &Draw, taken: &[i32], mut out2: Option<&mut [i32]>) -> Option<i32> {
+        let mut in_id = d.bucket;
+        while let Some(inb) = self.map.bucket(in_id) {
+            let uniform_fit =
+                inb.alg == super::map::BucketAlg::Uniform && d.numrep != 0 && inb.items.len() as i32 % d.numrep == 0;
+            let step = if uniform_fit { d.numrep + 1 } else { d.numrep };
+            let r = (d.rep as i32).wrapping_add(d.parent_r).wrapping_add(step.wrapping_mul(d.ftotal as i32));
+            if inb.items.is_empty() {
+                return None;
+            }
+            let item = inb.choose(self.x, r as u32);
+            if item >= self.map.max_devices() as i32 {
+                return Some(ITEM_NONE);
+            }
+            let Some(itemtype) = self.item_type(item) else { return Some(ITEM_NONE) };
+            if itemtype != d.type_id {
+                if item >= 0 {
+                    return Some(ITEM_NONE);
+                }
+                in_id = item;
+                continue;
+            }
+            if taken.contains(&item) {
+                return None;
+            }
+            if d.recurse_to_leaf {
+                let o2 = out2.as_deref_mut().expect("chooseleaf has a leaf vector");
+                if item < 0 {
+                    self.choose_indep(item, 1, d.numrep, 0, o2, d.rep, d.recurse_tries, 0, false, None, r);
+                    if o2[d.rep] == ITEM_NONE {
+                        return None;
+                    }
+                } else {
+                    o2[d.rep] = item;
+                }
+            }
+            if itemtype == 0 && self.is_out(item) {
+                return None;
+            }
+            return Some(item);
+        }
+        None
     }
 }
 
