@@ -2,7 +2,7 @@
 //! and the choice of one item for `(x, r)`.
 
 use super::hash::{hash3, hash4};
-use super::ln::straw2_draw;
+use super::ln::{straw2_draw_fast, Divisor};
 use super::map::{Bucket, BucketAlg};
 
 /// A bucket of `items` with 16.16 `weights`, its derived arrays computed as `crushtool` does.
@@ -21,7 +21,9 @@ pub(crate) fn make_bucket(id: i32, type_id: i32, alg: BucketAlg, items: Vec<i32>
         BucketAlg::Tree => node_weights = tree_node_weights(&weights),
         BucketAlg::Uniform | BucketAlg::Straw2 => {}
     }
-    Bucket { id, type_id, alg, items, weights, weight, sum_weights, node_weights }
+    let divisors =
+        if alg == BucketAlg::Straw2 { weights.iter().map(|&w| Divisor::new(w.max(1))).collect() } else { Vec::new() };
+    Bucket { id, type_id, alg, items, weights, divisors, weight, sum_weights, node_weights }
 }
 
 fn height(mut n: u32) -> u32 {
@@ -90,8 +92,8 @@ impl Bucket {
     fn straw2(&self, x: u32, r: u32) -> i32 {
         let mut high = 0usize;
         let mut high_draw = i64::MIN;
-        for (i, (&item, &w)) in self.items.iter().zip(&self.weights).enumerate() {
-            let draw = if w != 0 { straw2_draw(hash3(x, item as u32, r), w) } else { i64::MIN };
+        for (i, ((&item, &w), &d)) in self.items.iter().zip(&self.weights).zip(&self.divisors).enumerate() {
+            let draw = if w != 0 { straw2_draw_fast(hash3(x, item as u32, r), d) } else { i64::MIN };
             if i == 0 || draw > high_draw {
                 high = i;
                 high_draw = draw;

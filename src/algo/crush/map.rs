@@ -39,6 +39,8 @@ pub(crate) struct Bucket {
     pub(crate) alg: BucketAlg,
     pub(crate) items: Vec<i32>,
     pub(crate) weights: Vec<u32>,
+    /// Straw2 buckets: each weight's divisor (unused for a zero weight).
+    pub(crate) divisors: Vec<super::ln::Divisor>,
     /// The sum of `weights` (what a parent bucket's item carries by default).
     pub(crate) weight: u32,
     /// List buckets: the running sum of the weights up to and including each item.
