@@ -64,6 +64,15 @@ fn map_path(name: &str) -> Option<String> {
     Some(common::vectors_dir()?.join("ceph").join(format!("{name}.crush.txt")).display().to_string())
 }
 
+/// Removes a test's temporary file, then the shared folder once it is empty (the other tests
+/// may still hold files there).
+fn remove(path: &PathBuf) {
+    let _ = std::fs::remove_file(path);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
 /// A private temporary file holding `text`.
 fn temp_file(tag: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("hashroute-crush-cli-{}", std::process::id()));
@@ -216,6 +225,7 @@ fn indep_holes_classes_and_reweights() {
     assert_eq!(f1.trim().len(), 32);
     assert_ne!(f1, f2);
     assert_eq!(f1, ok(&["fingerprint", "--crush-map", p, "--rule", "1"], b""));
+    remove(&path);
 }
 
 #[test]
@@ -279,6 +289,8 @@ fn migrate_counts_every_placement_group() {
     assert_eq!(rows.iter().map(|r| r[0]).sum::<u64>(), 100);
     assert_eq!(rows.iter().map(|r| r[1]).sum::<u64>(), 100);
     assert_eq!(rows.iter().map(|r| r[2]).sum::<u64>(), rows.iter().map(|r| r[3]).sum::<u64>());
+    remove(&path);
+    remove(&path2);
 }
 
 #[test]
@@ -318,6 +330,7 @@ fn bad_maps_are_one_line_errors_with_file_and_line() {
         let p = path.to_str().expect("UTF-8 path");
         fails(&["route", "--crush-map", p, "k"], 1, &[&format!("crush map {p}:"), needle]);
         fails(&["pg", "--crush-map", p, "--pool-id", "1", "--pg-num", "8", "obj"], 1, &[needle]);
+        remove(&path);
     }
     let path = temp_file("good.txt", SMALL_MAP);
     let p = path.to_str().expect("UTF-8 path");
@@ -328,4 +341,5 @@ fn bad_maps_are_one_line_errors_with_file_and_line() {
     fails(&["route", "--crush-map", "/nonexistent/map.txt", "k"], 1, &["crush map /nonexistent/map.txt"]);
     fails(&["route", "--crush-map", p, "--algo", "ring", "k"], 2, &["--algo"]);
     fails(&["pg", "--crush-map", p, "--pool-id", "1", "--pg-num", "0", "obj"], 1, &["pg_num"]);
+    remove(&path);
 }
