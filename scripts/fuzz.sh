@@ -67,6 +67,10 @@ for pair in "json 001" "toml 002"; do
     for b in "$tmp"/*; do { printf "\\$2"; cat "$b"; } | seed parsers "config-$1-$(basename "$b")"; done
     rm -rf "$tmp"
 done
+# crush_map: 4 bytes of x, one byte of replicas/reweight, then a map (the vectors' maps).
+if [ -d "$vectors/ceph" ]; then
+    for f in "$vectors"/ceph/*.crush.txt; do { printf '\001\000\000\000\003'; cat "$f"; } | seed crush_map "$(basename "$f")"; done
+fi
 # parsers: 3 = nutcracker YAML, 4 = nginx upstream, 5 = HAProxy backend (one small valid file each).
 printf '\003alpha:\n  hash: md5\n  distribution: ketama\n  servers:\n   - 127.0.0.1:11211:1 a\n   - 127.0.0.1:11212:2\n' | seed parsers proxy-twemproxy
 printf '\004upstream u {\n  hash $request_uri consistent;\n  server 10.0.0.1:80 weight=2;\n  server 10.0.0.2:8080;\n}\n' | seed parsers proxy-nginx

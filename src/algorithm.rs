@@ -66,6 +66,10 @@ pub enum Algorithm {
     /// A ring over explicit signed tokens, Cassandra-compatible ([`TokenRing`](crate::TokenRing)). Spelled
     /// `token-ring`. Its nodes must carry their tokens ([`Algorithm::needs_tokens`]).
     TokenRing,
+    /// Ceph's CRUSH over a map file ([`CrushRouter`](crate::crush::CrushRouter)). Not in
+    /// [`Algorithm::ALL`]: it routes over a CRUSH map, not a node list, so a
+    /// [`RouterSpec`](crate::RouterSpec) cannot build it ([`AlgorithmFacts::from_node_list`]).
+    Crush,
 }
 
 /// An option of [`RouterSpec`](crate::RouterSpec) that only some algorithms take; each
@@ -200,6 +204,9 @@ pub struct AlgorithmFacts {
     pub stateless_bucket_hash: bool,
     /// Its routes come from the nodes' tokens rather than their names.
     pub needs_tokens: bool,
+    /// [`RouterSpec::build`](crate::RouterSpec::build) builds it from a node list (all but
+    /// CRUSH, which routes over a map file); [`Algorithm::ALL`] lists exactly these.
+    pub from_node_list: bool,
     /// With weights, a join, a leave or a weight change moves keys only to or from the changed
     /// node (false where the system it agrees with redistributes, e.g. Ketama's formula).
     pub weight_changes_move_only_the_node: bool,
@@ -232,6 +239,7 @@ const BASE: AlgorithmFacts = AlgorithmFacts {
     balanced_in_expectation: false,
     stateless_bucket_hash: false,
     needs_tokens: false,
+    from_node_list: true,
     weight_changes_move_only_the_node: false,
     memory: "",
     per_key: "",
@@ -494,14 +502,28 @@ const FACTS: &[AlgorithmFacts] = &[
         use_when: "a few chosen tokens instead of many random vnodes; Cassandra token-aware routing",
         ..BASE
     },
+    AlgorithmFacts {
+        algorithm: Algorithm::Crush,
+        name: "crush",
+        type_name: "crush::CrushRouter",
+        weights: true,
+        from_node_list: false,
+        memory: "the map: buckets and items",
+        per_key: "O(depth × bucket size) + rjenkins",
+        moves: "near the changed item's share (the report measures adding a host)",
+        use_when: "agreeing with Ceph (`--crush-map`, `hashroute pg`)",
+        ..BASE
+    },
 ];
 
-// Every row sits at its variant's index, so `facts` is an array read.
+// Every row sits at its variant's index, so `facts` is an array read; `ALL` is the rows built
+// from a node list, in order, and CRUSH (built from a map) comes last.
 const _: () = {
-    assert!(FACTS.len() == ALL_ARRAY.len());
+    assert!(FACTS.len() == ALL_ARRAY.len() + 1);
     let mut i = 0;
     while i < FACTS.len() {
         assert!(FACTS[i].algorithm as usize == i);
+        assert!(FACTS[i].from_node_list == (i < ALL_ARRAY.len()));
         i += 1;
     }
 };
@@ -530,7 +552,8 @@ const ALL_ARRAY: [Algorithm; 20] = [
 ];
 
 impl Algorithm {
-    /// Every algorithm, in the order the documentation lists them.
+    /// Every algorithm a [`RouterSpec`](crate::RouterSpec) builds from a node list, in the
+    /// order the documentation lists them (CRUSH, built from a map, is not among them).
     pub const ALL: &'static [Algorithm] = &ALL_ARRAY;
 
     /// The algorithm's row in the one table of facts. O(1).
@@ -605,7 +628,7 @@ impl Algorithm {
     /// Whether the key hasher can be chosen freely (not where the system the algorithm agrees
     /// with fixes it: see [`fixed_hashers`](Algorithm::fixed_hashers)).
     pub fn takes_hasher(self) -> bool {
-        self.facts().fixed_hashers.is_empty()
+        self.facts().fixed_hashers.is_empty() && self.facts().from_node_list
     }
 
     /// Whether the routes come from the nodes' ring tokens ([`Node::with_tokens`](crate::Node::with_tokens),

@@ -155,6 +155,12 @@ pub mod token_ring {
     pub use crate::algo::token_ring::Replication;
 }
 
+/// Ceph's CRUSH: maps, rules and placement groups ([`crush::CrushMap`], [`crush::CrushRouter`],
+/// [`crush::Pool`]), exact with `crushtool` and `osdmaptool`.
+pub mod crush {
+    pub use crate::algo::crush::*;
+}
+
 /// How a [`Ring`] searches its points ([`Layout`](crate::circle::Layout)) and when it builds an index.
 pub mod ring {
     pub use crate::circle::{Layout, INDEX_MIN_POINTS};

@@ -343,6 +343,12 @@ impl RouterSpec {
                 crate::proxy::build(self, nodes)?
             }
             Algorithm::TokenRing => AnyRouter::from(self.build_token_ring(nodes)?),
+            Algorithm::Crush => {
+                return Err(Error::Unsupported {
+                    algorithm: "crush",
+                    operation: "building from a node list (it maps over a CRUSH map)",
+                })
+            }
         })
     }
 

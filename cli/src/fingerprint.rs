@@ -36,6 +36,9 @@ struct Json {
 }
 
 pub(crate) fn run(args: FingerprintArgs) -> Result<(), Failure> {
+    if let Some(crush) = args.router.crush()? {
+        return crate::crush::fingerprint(&crush);
+    }
     let router = args.router.router()?;
     let fingerprint = hashroute::fingerprint(&router);
     if args.format.json() {

@@ -32,12 +32,16 @@
 //! `router_args::AlgoArgs` alone).
 
 mod completions;
+mod crush;
+mod crush_args;
+mod crush_migrate;
 mod failure;
 mod fingerprint;
 mod keys;
 mod migrate;
 mod names;
 mod output;
+mod pg;
 pub mod proxy;
 mod proxy_args;
 mod proxy_migrate;
@@ -93,6 +97,7 @@ enum Cmd {
     Ring(ring::RingArgs),
     Completions(completions::CompletionsArgs),
     Man(completions::ManArgs),
+    Pg(pg::PgArgs),
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
@@ -109,6 +114,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Cmd::Ring(args) => ring::run(args),
         Cmd::Completions(args) => completions::run_completions(args, Cli::command()),
         Cmd::Man(args) => completions::run_man(args, Cli::command()),
+        Cmd::Pg(args) => pg::run(args),
     }
 }
 

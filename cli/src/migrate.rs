@@ -28,18 +28,20 @@ const SUMMARY_ROWS: usize = 25;
 /// json prints the same figures as one document, fractions as fractions (schema
 /// hashroute.migrate/1, docs/json.md).
 #[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("router").args(["algo", "from_config"]).required(true)))]
+#[command(group(clap::ArgGroup::new("router").args(["algo", "from_config", "crush_map"]).required(true)))]
 pub(crate) struct MigrateArgs {
     #[command(flatten)]
     algo: AlgoArgs,
     /// Nodes file before the change: one `NAME [WEIGHT]` per line; `#` comments
-    #[arg(long, value_name = "FILE", help_heading = "Nodes", required_unless_present = "from_config")]
+    #[arg(long, value_name = "FILE", help_heading = "Nodes", required_unless_present_any = ["from_config", "crush_map"])]
     from: Option<PathBuf>,
     /// Nodes file after the change, same format
-    #[arg(long, value_name = "FILE", help_heading = "Nodes", required_unless_present = "from_config")]
+    #[arg(long, value_name = "FILE", help_heading = "Nodes", required_unless_present_any = ["from_config", "crush_map"])]
     to: Option<PathBuf>,
     #[command(flatten)]
     proxy: crate::proxy_migrate::MigrateConfigArgs,
+    #[command(flatten)]
+    crush: crate::crush_migrate::CrushMigrateArgs,
     /// Print only the total and the per-node table, not the moving ranges
     #[arg(long, help_heading = "Output")]
     summary: bool,
@@ -51,6 +53,9 @@ pub(crate) struct MigrateArgs {
 }
 
 pub(crate) fn run(args: MigrateArgs) -> Result<(), Failure> {
+    if args.crush.run()? {
+        return Ok(());
+    }
     let (before, after) = match args.proxy.routers()? {
         Some(pair) => pair,
         None => {

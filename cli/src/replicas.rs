@@ -38,6 +38,10 @@ pub(crate) fn run(args: ReplicasArgs) -> Result<(), Failure> {
     if args.n == Some(0) {
         return Err(Failure::msg("-n 0: ask for at least 1 replica"));
     }
+    if let Some(crush) = args.router.crush()? {
+        let n = args.n.ok_or_else(|| Failure::msg("--crush-map takes -n N, not --replication"))?;
+        return crate::crush::replicas(&crush, n, &args.keys, args.input);
+    }
     if args.input == InputFormat::U64 {
         return Err(Failure::msg("replicas does not take --input u64: preference lists start from the key's bytes"));
     }

@@ -25,6 +25,9 @@ pub(crate) struct RouteArgs {
 }
 
 pub(crate) fn run(args: RouteArgs) -> Result<(), Failure> {
+    if let Some(crush) = args.router.crush()? {
+        return crate::crush::replicas(&crush, 1, &args.keys, args.input);
+    }
     if let Some(ring) = args.router.stored_ring()? {
         return crate::ring::route(&ring, &args.keys, args.input);
     }

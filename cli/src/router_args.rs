@@ -20,7 +20,7 @@ const MAX_BUCKETS_AS_NODES: u32 = 1 << 20;
 /// (`migrate --from FILE --to FILE`) flatten [`AlgoArgs`] alone and require `--algo` (or their
 /// own replacement) with a group of their own.
 #[derive(Args, Debug, Clone)]
-#[command(group(clap::ArgGroup::new("router").args(["algo", "from_config", "tokens_file", "etcd"]).required(true)))]
+#[command(group(clap::ArgGroup::new("router").args(["algo", "from_config", "tokens_file", "etcd", "crush_map"]).required(true)))]
 pub(crate) struct RouterArgs {
     #[command(flatten)]
     algo: AlgoArgs,
@@ -32,6 +32,8 @@ pub(crate) struct RouterArgs {
     tokens: crate::tokens_file::TokensFileArgs,
     #[command(flatten)]
     stored: crate::ring::StoredRingArgs,
+    #[command(flatten)]
+    crush: crate::crush_args::CrushArgs,
 }
 
 /// The algorithm and its parameters: everything that becomes a [`RouterSpec`]. New algorithm
@@ -158,6 +160,11 @@ impl RouterArgs {
                 "--etcd: this command does not read a stored ring (hashroute ring status prints its fingerprint)",
             ));
         }
+        if self.crush.crush_map.is_some() {
+            return Err(Failure::msg(
+                "--crush-map: this command does not read a CRUSH map (route, replicas, fingerprint and pg do)",
+            ));
+        }
         if let Some(config) = self.proxy.config()? {
             return Ok(Target::Router(Box::new(config.router()?)));
         }
@@ -210,6 +217,11 @@ impl RouterArgs {
             return Ok(Target::Router(Box::new(anchor.into())));
         }
         Ok(Target::Router(Box::new(spec.build(self.nodes.node_set()?)?)))
+    }
+
+    /// The CRUSH router of `--crush-map` (route, replicas and fingerprint check this first).
+    pub(crate) fn crush(&self) -> Result<Option<hashroute::crush::CrushRouter>, Failure> {
+        self.crush.router()
     }
 
     /// The stored ring's router with `--etcd`/`--prefix` (route and replicas check this first).

@@ -20,6 +20,8 @@ pub(crate) mod ring;
 pub(crate) mod slots;
 // Explicit tokens, Cassandra-compatible.
 pub(crate) mod token_ring;
+// Ceph's CRUSH over a map file.
+pub(crate) mod crush;
 // The 2023-2024 memory-free routers.
 pub(crate) mod binomial;
 pub(crate) mod fliphash;
