@@ -10,24 +10,10 @@ if command -v crushtool >/dev/null 2>&1 && command -v osdmaptool >/dev/null 2>&1
     exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-        SUDO="sudo"
-    else
-        echo "install_ceph: crushtool missing and not root (no sudo); install the ceph-base package" >&2
-        exit 1
-    fi
-fi
-
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install_ceph: crushtool missing and apt-get unavailable; install Ceph's crushtool and osdmaptool by hand" >&2
-    exit 1
-fi
-
-$SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
-# Debian's postinst may try to start services where an init system runs; policy-rc.d keeps it from
-# doing so in containers, and nothing here needs a running daemon.
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends ceph-base
+# shellcheck source=lib/apt.sh
+. "$(dirname "$0")/lib/apt.sh"
+# Debian's postinst may try to start services where an init system runs; nothing here needs a
+# running daemon.
+apt_install install_ceph "Ceph's crushtool and osdmaptool (Debian: ceph-base)" ceph-base
 command -v crushtool >/dev/null && command -v osdmaptool >/dev/null
 echo "install_ceph: installed $(crushtool --version 2>/dev/null | head -n1)"

@@ -10,23 +10,9 @@ if command -v etcd >/dev/null 2>&1; then
     exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-        SUDO="sudo"
-    else
-        echo "install_etcd: etcd missing and not root (no sudo); install the etcd-server package" >&2
-        exit 1
-    fi
-fi
-
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install_etcd: etcd missing and apt-get unavailable; install etcd >= 3.4 by hand" >&2
-    exit 1
-fi
-
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends etcd-server
+# shellcheck source=lib/apt.sh
+. "$(dirname "$0")/lib/apt.sh"
+apt_install install_etcd "etcd >= 3.4 (Debian: etcd-server)" etcd-server
 # Debian's package may start a system instance on 2379/2380 (where an init system runs); the tests
 # never use it (they pick free ports), so it is left as the package configured it.
 echo "install_etcd: installed $(etcd --version | head -n1)"

@@ -17,21 +17,7 @@ if [ "${#missing[@]}" -eq 0 ]; then
     exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-        SUDO="sudo"
-    else
-        echo "install_proxies: ${missing[*]} missing and not root (no sudo); install nutcracker memcached nginx-light haproxy" >&2
-        exit 1
-    fi
-fi
-
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install_proxies: ${missing[*]} missing and apt-get unavailable; install them by hand" >&2
-    exit 1
-fi
-
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nutcracker memcached nginx-light haproxy
+# shellcheck source=lib/apt.sh
+. "$(dirname "$0")/lib/apt.sh"
+apt_install install_proxies "nutcracker memcached nginx-light haproxy" nutcracker memcached nginx-light haproxy
 echo "install_proxies: installed ${missing[*]}"

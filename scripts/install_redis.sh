@@ -9,23 +9,9 @@ if command -v redis-server >/dev/null 2>&1; then
     exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-        SUDO="sudo"
-    else
-        echo "install_redis: redis-server missing and not root (no sudo); install the redis-server package" >&2
-        exit 1
-    fi
-fi
-
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install_redis: redis-server missing and apt-get unavailable; install Redis >= 6 by hand" >&2
-    exit 1
-fi
-
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends redis-server
+# shellcheck source=lib/apt.sh
+. "$(dirname "$0")/lib/apt.sh"
+apt_install install_redis "Redis >= 6 (Debian: redis-server)" redis-server
 # Debian's package may start a system instance on 6379; the tests never use it (they pick free
 # ports), so it is left as the package configured it.
 echo "install_redis: installed $(redis-server --version | head -n1)"
