@@ -10,7 +10,7 @@
 //! `results/redis_scaleout.md`.
 //!
 //! ```text
-//! cargo run --release --example redis_scaleout -- [--quick] [--algos modulo,ring160,...]
+//! cargo run --release -p hashroute-bench --example redis_scaleout -- [--quick] [--algos modulo,ring160,...]
 //!     [--schedule at-once|one-by-one|both] [--servers FILE --allow-flush [--keep-config]]
 //!     [--keys N] [--requests N] [--windows N] [--budget-kb N] [--value-size N] [--seed N]
 //!     [--zipf S] [--out DIR]
@@ -120,8 +120,9 @@ fn parse_args() -> Result<Config, String> {
         seed: 42,
         zipf: 0.99,
         batch: 512,
-        out: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results"),
-        command_line: std::iter::once("cargo run --release --example redis_scaleout --".to_string())
+        // The workspace root's results/ (this example lives in bench/).
+        out: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("results"),
+        command_line: std::iter::once("cargo run --release -p hashroute-bench --example redis_scaleout --".to_string())
             .chain(args.iter().cloned())
             .collect::<Vec<_>>()
             .join(" "),
