@@ -13,8 +13,11 @@ use std::time::Instant;
 
 use hashroute::token_ring::{RingNode, TokenAllocator};
 
-/// Every figure: its name and the function that measures it and returns its text.
-pub const FIGURES: [(&str, fn() -> String); 5] = [
+/// A figure: its name and the function that measures it and returns its text.
+pub type Figure = (&'static str, fn() -> String);
+
+/// Every figure.
+pub const FIGURES: [Figure; 5] = [
     ("allocation_time", allocation_time),
     ("random_tokens", random_tokens),
     ("scenarios_over_draws", scenarios_over_draws),

@@ -29,6 +29,7 @@ pub(crate) fn write_report(dir: &Path, ctx: &Context<'_>, plots: &[Plot]) -> Res
         lookup_kernels(),
         crate::hashing::section(dir),
         performance_targets(),
+        crate::dispatch::section(ctx.dispatch),
         peers(dir),
         instruction_counts(),
         real_redis(dir),
