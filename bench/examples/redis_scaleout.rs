@@ -37,7 +37,7 @@ mod routing;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use hashroute_analysis::cache::{CacheSim, Lru};
+use hashroute_analysis::{CacheSim, Lru};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use redis_support::RedisServer;
@@ -244,7 +244,7 @@ pub(crate) struct Run {
     /// Mean Redis bytes per key (used_memory above the empty baseline / keys) at that point.
     pub(crate) bytes_per_key: f64,
     pub(crate) evicted: u64,
-    /// `hashroute_analysis::cache::CacheSim`'s hit rate per window for the same parameters (its
+    /// `hashroute_analysis::CacheSim`'s hit rate per window for the same parameters (its
     /// own request stream), at-once schedule only: the crate simulator's prediction.
     pub(crate) cachesim: Option<Vec<f64>>,
     pub(crate) seconds: f64,
