@@ -17,7 +17,6 @@ mod cache;
 mod closed_form;
 mod decide;
 mod measure;
-#[doc(hidden)]
 pub mod partition;
 #[cfg(feature = "plot")]
 pub mod plot;
