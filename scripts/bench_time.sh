@@ -2,7 +2,8 @@
 # Times plain `cargo bench` (the default mode users run to pick an algorithm): builds first
 # (`cargo bench --no-run`, not counted), then runs `cargo bench` once and prints, per bench
 # binary, its wall seconds, its criterion ids and seconds per id, then the total after the
-# build. The budget is 300 s after the build on a 2-core machine (issue 22).
+# build. The budget is 300 s after the build on a 2-core machine. `cargo bench` at the root
+# runs the default members' benches: only hashroute-bench (bench/) has any, `vnodes` last.
 #
 #   scripts/bench_time.sh                 plain `cargo bench` (default mode)
 #   scripts/bench_time.sh --bench tokens  extra arguments go to `cargo bench`
@@ -37,7 +38,8 @@ status=${PIPESTATUS[0]}
 set -e
 echo "== load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# A bench starts at cargo's `Running benches/NAME.rs` line and ends where the next one starts
+# A bench starts at cargo's `Running benches/NAME.rs` line (the benches are hashroute-bench's,
+# bench/benches/; the path cargo prints may carry the member's folder) and ends where the next one starts
 # (or the log ends). Criterion prints `time:   [low estimate high]` once per id, and again in
 # percent (`change:`) when an earlier run left estimates: those lines are not counted.
 awk '
@@ -49,9 +51,9 @@ awk '
         }
     }
     { t = $1 }
-    / Running (benches|unittests)/ {
+    / Running ([^ ]*benches\/|unittests)/ {
         flush()
-        name = $0; sub(/.*Running (benches\/)?/, "", name); sub(/[ .].*/, "", name)
+        name = $0; sub(/.*Running ([^ ]*benches\/)?/, "", name); sub(/[ .].*/, "", name)
         if (name ~ /^vnodes\//) name = "vnodes"
         t0 = t; ids = 0; next
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instruction counts for the lookup kernels (benches/iai.rs) with iai-callgrind.
+# Instruction counts for the lookup kernels (bench/benches/iai.rs, in the hashroute-bench member) with iai-callgrind.
 # Installs iai-callgrind-runner pinned to the iai-callgrind version in Cargo.lock (0.14.x; the
 # project continues as "gungraun"), checks for Valgrind, then runs the bench.
 set -euo pipefail
@@ -21,4 +21,4 @@ if [ "$installed" != "$version" ]; then
     echo "iai.sh: installing iai-callgrind-runner $version" >&2
     cargo install iai-callgrind-runner --version "$version" --locked
 fi
-cargo bench -p hashroute --bench iai "$@"
+cargo bench -p hashroute-bench --bench iai "$@"

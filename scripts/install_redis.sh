@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian `redis-server` package for tests/redis_live.rs and examples/redis_scaleout.rs.
+# Installs the Debian `redis-server` package for bench/tests/redis_live.rs and bench/examples/redis_scaleout.rs.
 # Idempotent: does nothing when `redis-server` is already on PATH. Never starts a system service
 # that the tests depend on: the tests launch their own servers on free loopback ports.
 set -euo pipefail

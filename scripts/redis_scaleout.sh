@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale-out experiment on real Redis servers (examples/redis_scaleout.rs).
+# Scale-out experiment on real Redis servers (bench/examples/redis_scaleout.rs).
 #
 #   scripts/redis_scaleout.sh            # all algorithms, both growth schedules (<= ~2 min)
 #   scripts/redis_scaleout.sh --quick    # smaller workload (<= ~20 s)
@@ -18,5 +18,5 @@ if ! printf '%s\n' "$@" | grep -qx -- '--servers'; then
     fi
 fi
 
-cargo build -p hashroute --release --quiet --example redis_scaleout
+cargo build -p hashroute-bench --release --quiet --example redis_scaleout
 exec target/release/examples/redis_scaleout "$@"

@@ -6,8 +6,9 @@
 #   scripts/report.sh           full run (HASHROUTE_FULL=1: the published numbers; ~20 min on 2 cores, quiet machine)
 #   scripts/report.sh --quick   CI-sized run (~1 min, HASHROUTE_QUICK=1); writes target/hashroute-report/, not results/
 #
-# Order matters: the lookup kernels (criterion, benches/lookup.rs, if present) and the peers
-# bench write their results first; the vnodes sweep runs last and assembles REPORT.md.
+# The benches live in the hashroute-bench member (bench/benches/). Order matters: the lookup
+# kernels (criterion, benches/lookup.rs) and the peers bench write their results first; the
+# vnodes sweep runs last and assembles REPORT.md.
 # Instruction counts are separate: scripts/iai.sh (needs Valgrind).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,8 +42,8 @@ fi
 # Stale medians from an earlier run must not leak into this report.
 rm -rf "$target_dir"/criterion/{lookup,jump,build,route,parallel,rendezvous,hash,jumpfamily,tokens}
 for bench in lookup route rendezvous hash jumpfamily tokens; do
-    cargo bench -p hashroute --bench "$bench" -- "${crit_args[@]}"
+    cargo bench -p hashroute-bench --bench "$bench" -- "${crit_args[@]}"
 done
-cargo bench -p hashroute --bench peers
-cargo bench -p hashroute --bench vnodes
+cargo bench -p hashroute-bench --bench peers
+cargo bench -p hashroute-bench --bench vnodes
 echo "report.sh: wrote $(pwd)/$out/REPORT.md"

@@ -33,7 +33,7 @@ const NIL: usize = usize::MAX;
 /// flooding resistance buys nothing for key ids the simulator draws itself; being fixed, it
 /// also keeps the map's layout the same on every run (lookups never depended on it).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct KeyIdHasher(u64);
+pub(crate) struct KeyIdHasher(u64);
 
 impl Hasher for KeyIdHasher {
     #[inline]
@@ -146,7 +146,7 @@ impl Lru {
 /// The weights use `powf`, so the table may differ in its last bits between C libraries; a
 /// draw changes only if it lands within those bits of a boundary.
 #[derive(Clone, Debug)]
-pub struct Zipf {
+pub(crate) struct Zipf {
     cdf: Vec<f64>,
     /// `guide[j]`: the first index whose cumulative weight exceeds `j / 2^bits`.
     guide: Vec<u32>,
@@ -155,7 +155,7 @@ pub struct Zipf {
 
 impl Zipf {
     /// The distribution over `universe` keys (at least 1).
-    pub fn new(universe: usize, s: f64) -> Zipf {
+    pub(crate) fn new(universe: usize, s: f64) -> Zipf {
         let mut acc = 0.0;
         let mut cdf: Vec<f64> = (0..universe.max(1))
             .map(|k| {
@@ -181,13 +181,15 @@ impl Zipf {
         Zipf { cdf, guide, bits }
     }
 
-    /// Number of distinct keys.
-    pub fn universe(&self) -> usize {
+    /// Number of distinct keys (the tests check the table with it).
+    #[cfg(test)]
+    pub(crate) fn universe(&self) -> usize {
         self.cdf.len()
     }
 
     /// The probability of key `k` (0 outside the universe).
-    pub fn probability(&self, k: usize) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn probability(&self, k: usize) -> f64 {
         match k {
             0 => self.cdf[0],
             k if k < self.cdf.len() => self.cdf[k] - self.cdf[k - 1],
@@ -195,9 +197,9 @@ impl Zipf {
         }
     }
 
-    /// One key id. Consumes one `u64` of `rng`, as [`SplitMix64::next_f64`] does.
+    /// One key id. Consumes one `u64` of `rng`, as `SplitMix64::next_f64` does.
     #[inline]
-    pub fn sample(&self, rng: &mut SplitMix64) -> u32 {
+    pub(crate) fn sample(&self, rng: &mut SplitMix64) -> u32 {
         // The 53 bits of `next_f64`, kept as an integer to pick the guide cell exactly.
         let x = rng.next_u64() >> 11;
         let u = x as f64 * (1.0 / (1u64 << 53) as f64);
@@ -296,7 +298,7 @@ impl CacheSim {
 }
 
 /// The simulator's key bytes for key id `k` (`key:<k>`).
-pub fn key_bytes(k: u32) -> Vec<u8> {
+pub(crate) fn key_bytes(k: u32) -> Vec<u8> {
     format!("key:{k}").into_bytes()
 }
 

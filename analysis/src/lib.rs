@@ -13,13 +13,10 @@
 //! # Ok::<(), hashroute::Error>(())
 //! ```
 
-#[doc(hidden)]
-pub mod cache;
-#[doc(hidden)]
-pub mod closed_form;
+mod cache;
+mod closed_form;
 mod decide;
 mod measure;
-#[doc(hidden)]
 pub mod partition;
 #[cfg(feature = "plot")]
 pub mod plot;
@@ -27,14 +24,11 @@ mod present;
 mod recommend;
 mod request;
 pub mod resize;
-#[doc(hidden)]
-pub mod rng;
-#[doc(hidden)]
-pub mod stats;
-#[doc(hidden)]
+mod rng;
+mod stats;
 pub mod sweep;
 
-pub use cache::{CacheSim, CacheTimeline};
+pub use cache::{CacheSim, CacheTimeline, Lru};
 pub use closed_form::{ring_tail, ring_vnodes_for};
 pub use partition::Movement;
 pub use present::Summary;

@@ -24,7 +24,7 @@
 //!   content exactly what steady traffic gives it. Every strategy then replays the same
 //!   request stream from the same caches.
 //!
-//! Deterministic for a seed: a fixed generator ([`SplitMix64`](crate::rng::SplitMix64)),
+//! Deterministic for a seed: a fixed generator (SplitMix64),
 //! integer key ids, sums in a fixed order. Cost: one route per key id for each router of a
 //! strategy, plus O(1) per simulated request (a few tens of ns); [`ResizeReport::requests`]
 //! says how many were simulated.

@@ -7,19 +7,19 @@
 /// SplitMix64: 64 bits of state, full period 2^64, passes BigCrush; plenty for picking node
 /// names and sampling keys. Not cryptographic.
 #[derive(Clone, Debug)]
-pub struct SplitMix64 {
+pub(crate) struct SplitMix64 {
     state: u64,
 }
 
 impl SplitMix64 {
     /// A generator seeded with `seed` (every seed is fine, including 0).
-    pub fn new(seed: u64) -> SplitMix64 {
+    pub(crate) fn new(seed: u64) -> SplitMix64 {
         SplitMix64 { state: seed }
     }
 
     /// The next 64 random bits.
     #[inline]
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -27,16 +27,17 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
-    /// A uniform float in `[0, 1)` (53 random bits).
+    /// A uniform float in `[0, 1)` (53 random bits); `Zipf::sample` consumes a draw the same way.
+    #[cfg(test)]
     #[inline]
-    pub fn next_f64(&mut self) -> f64 {
+    pub(crate) fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
     /// A uniform integer in `0..n` (Lemire's multiply-shift; the bias is below 2^-32 for the
     /// sizes used here). Returns 0 when `n == 0`.
     #[inline]
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
 }

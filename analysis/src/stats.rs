@@ -1,7 +1,7 @@
 //! Small statistics helpers: quantiles over clusters and load-balance summaries.
 
 /// Arithmetic mean; 0 for an empty slice.
-pub fn mean(xs: &[f64]) -> f64 {
+pub(crate) fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
         0.0
     } else {
@@ -10,7 +10,7 @@ pub fn mean(xs: &[f64]) -> f64 {
 }
 
 /// Population standard deviation; 0 for fewer than two values.
-pub fn std_dev(xs: &[f64]) -> f64 {
+pub(crate) fn std_dev(xs: &[f64]) -> f64 {
     if xs.len() < 2 {
         return 0.0;
     }
@@ -20,7 +20,7 @@ pub fn std_dev(xs: &[f64]) -> f64 {
 
 /// The `q` quantile (0..=1) of `xs` by the nearest-rank method: the smallest value with at least
 /// `q · n` values at or below it. Sorts a copy: O(n log n). `NaN` for an empty slice.
-pub fn quantile(xs: &[f64], q: f64) -> f64 {
+pub(crate) fn quantile(xs: &[f64], q: f64) -> f64 {
     if xs.is_empty() {
         return f64::NAN;
     }
@@ -31,14 +31,14 @@ pub fn quantile(xs: &[f64], q: f64) -> f64 {
 }
 
 /// The median (the 0.5 quantile by nearest rank).
-pub fn median(xs: &[f64]) -> f64 {
+pub(crate) fn median(xs: &[f64]) -> f64 {
     quantile(xs, 0.5)
 }
 
 /// The highest tail quantile that `samples` independent draws support, as `(q, label)`: p99
 /// needs at least 100 samples (so the estimate is not simply the maximum of fewer), p95 needs 20,
 /// p90 needs 10; below that only the maximum is reported.
-pub fn supported_tail(samples: usize) -> (f64, &'static str) {
+pub(crate) fn supported_tail(samples: usize) -> (f64, &'static str) {
     match samples {
         s if s >= 100 => (0.99, "p99"),
         s if s >= 20 => (0.95, "p95"),

@@ -2,11 +2,27 @@
 //! agreement on real routers.
 
 use hashroute::{jump, Jump, Modulo, NodeSet, Ring};
-use hashroute_analysis::cache::{CacheSim, Lru};
 use hashroute_analysis::partition::Partition;
-use hashroute_analysis::rng::SplitMix64;
 use hashroute_analysis::sweep::{cluster_names, modulo_movement, sampled_movement};
+use hashroute_analysis::{CacheSim, Lru};
 use proptest::prelude::*;
+
+/// SplitMix64 (the analysis crate's own generator is private): fixed, well-spread test draws.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
 
 fn set(names: &[String]) -> NodeSet {
     NodeSet::from_names(names).unwrap()

@@ -187,7 +187,7 @@ fn markdown(cfg: &Config, servers: &str, runs: &[Run], seconds: f64) -> String {
         let _ = writeln!(md, "### The crate's simulator, same parameters\n");
         let _ = writeln!(
             md,
-            "`hashroute_analysis::cache::CacheSim` with this run's universe, Zipf exponent, window, \
+            "`hashroute_analysis::CacheSim` with this run's universe, Zipf exponent, window, \
              seed and the measured capacity per node, resizing at once in the middle (it draws its own \
              stream and names keys `key:<k>`, so it agrees with the live run in distribution, not \
              request by request).\n"
@@ -291,7 +291,7 @@ fn markdown(cfg: &Config, servers: &str, runs: &[Run], seconds: f64) -> String {
         "Routers: `Modulo`, `Ring` (V = 1 and 160), `Jump`, `Rendezvous` with xxh3, and `RedisSlots` \
          (CRC16 key slots; initial layout as `redis-cli --cluster create`, each added node then takes \
          16384/N slots from the largest owners, as `redis-cli --cluster rebalance` converges to). \
-         `sim` replays the live run's own request stream through `hashroute_analysis::cache::Lru` \
+         `sim` replays the live run's own request stream through `hashroute_analysis::Lru` \
          per node; `rand` through the example's random-eviction cache \
          (`examples/redis_scaleout/lru.rs`)."
     );

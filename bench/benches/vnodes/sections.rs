@@ -29,6 +29,7 @@ pub(crate) fn write_report(dir: &Path, ctx: &Context<'_>, plots: &[Plot]) -> Res
         lookup_kernels(),
         crate::hashing::section(dir),
         performance_targets(),
+        crate::dispatch::section(ctx.dispatch),
         peers(dir),
         instruction_counts(),
         real_redis(dir),
@@ -272,7 +273,7 @@ fn lookup_kernels() -> String {
 /// experiment) the published one in `results/`.
 fn included(dir: &Path, file: &str) -> Option<String> {
     std::fs::read_to_string(dir.join(file))
-        .or_else(|_| std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("results").join(file)))
+        .or_else(|_| std::fs::read_to_string(crate::report::common::workspace_root().join("results").join(file)))
         .ok()
 }
 

@@ -17,6 +17,8 @@
 //! - [`plots`]: the SVG plots, one function per plot.
 //! - [`sections`]: `REPORT.md`, one function per section.
 //! - [`targets`]: the performance-target table (ratios of criterion medians).
+//! - [`dispatch`]: `AnyRouter` against the concrete type and the bare crate (timed here,
+//!   interleaved).
 //! - [`tokens`]: allocated token rings against random vnodes (exact loads; its section, CSV
 //!   and plot).
 
@@ -26,6 +28,7 @@ mod report;
 mod claims;
 mod config;
 mod data;
+mod dispatch;
 mod hashing;
 mod plots;
 mod recommendation;
@@ -46,6 +49,8 @@ pub(crate) struct Context<'a> {
     pub recommendation: &'a str,
     /// Allocated token rings against random vnodes (exact, computed once).
     pub tokens: &'a tokens::Study,
+    /// `AnyRouter` against the concrete type and the bare crate (timed once, interleaved).
+    pub dispatch: &'a dispatch::Study,
     /// The 4 -> 8 node resize through the cache simulator, every strategy (`None` if it failed,
     /// which is said on stderr).
     pub resize: Option<&'a hashroute_analysis::ResizeReport>,
@@ -57,6 +62,7 @@ fn main() {
     let claims = claims::check(&sweep);
     let tokens = tokens::Study::measure(run.mode);
     let resize = resize_study(run.mode);
+    let dispatch = dispatch::Study::measure(run.mode);
     let recommendation = recommendation::recommendation_text(&run);
     let ctx = Context {
         run: &run,
@@ -64,6 +70,7 @@ fn main() {
         claims: &claims,
         recommendation: &recommendation,
         tokens: &tokens,
+        dispatch: &dispatch,
         resize: resize.as_ref(),
     };
     if run.write {
@@ -113,6 +120,7 @@ fn print_summary(ctx: &Context<'_>) {
         println!("skipped {} cells: {}", s.skipped.len(), s.skipped.join("; "));
     }
     println!("{}", tokens::summary(ctx.tokens));
+    println!("{}", dispatch::summary(ctx.dispatch));
     let split: Vec<String> = s.phases.iter().map(|(n, t)| format!("{n} {t:.1} s")).collect();
     println!(
         "vnodes sweep ({} mode) took {:.1} s ({}); balance cells built {:.0} M ring points",

@@ -5,11 +5,11 @@
 use std::time::Instant;
 
 use hashroute::NodeSet;
-use hashroute_analysis::cache::CacheTimeline;
 use hashroute_analysis::sweep::{
     balance_cell, candidates, cluster_names, lookup_ns, movement_cell, resizes, ring_candidate, sample_keys,
     throughput, BalanceCell, Candidate, MovementCell, Resize,
 };
+use hashroute_analysis::CacheTimeline;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::{Run, CACHE_SET, MOVEMENT_VNODES, THROUGHPUT_SET, TIMING_REPEATS};

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hashroute_analysis::closed_form::ring_tail;
+use hashroute_analysis::ring_tail;
 use hashroute_analysis::Request;
 
 /// The balance target drawn on the plot (the second default target, 1.10).

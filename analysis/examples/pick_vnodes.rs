@@ -1,7 +1,7 @@
 //! How many virtual nodes does a ring of N nodes need? Asks the same code as `cargo bench` and
 //! `hashroute recommend`, then shows the trade-off it found.
 //!
-//! `cargo run --release --example pick_vnodes -- 16 1.10` (node count, max/mean target)
+//! `cargo run --release -p hashroute-analysis --example pick_vnodes -- 16 1.10` (node count, max/mean target)
 
 use hashroute_analysis::{recommend, Request};
 

@@ -1,5 +1,5 @@
 //! The random-eviction cache the live run is also compared with (the exact-LRU prediction
-//! uses the crate's `hashroute_analysis::cache::Lru`).
+//! uses the crate's `hashroute_analysis::Lru`).
 //!
 //! Hand-written because it is 30 lines: a key vector plus a hash map from key to position.
 

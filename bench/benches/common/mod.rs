@@ -199,11 +199,18 @@ pub fn slow(g: &mut BenchmarkGroup<'_, WallTime>) {
     }
 }
 
-/// Where reports (CSV, SVG, Markdown) go: `results/` at the crate root when
+/// The workspace root (this package lives in its `bench/` folder): where `results/` and the
+/// default `target/` are.
+pub fn workspace_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map_or_else(|| manifest.clone(), PathBuf::from)
+}
+
+/// Where reports (CSV, SVG, Markdown) go: `results/` at the workspace root when
 /// `HASHROUTE_PUBLISH=1` (scripts/report.sh), else `target/hashroute-report/` (honouring
 /// `CARGO_TARGET_DIR`). Created if missing.
 pub fn output_dir() -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = workspace_root();
     let dir = if flag("HASHROUTE_PUBLISH") { root.join("results") } else { target_dir().join("hashroute-report") };
     let _ = std::fs::create_dir_all(&dir);
     dir
@@ -214,11 +221,12 @@ pub fn publishing() -> bool {
     flag("HASHROUTE_PUBLISH")
 }
 
-/// cargo's target directory (`CARGO_TARGET_DIR` or `target/`).
+/// cargo's target directory (`CARGO_TARGET_DIR`, relative to the workspace root when relative,
+/// or the workspace's `target/`).
 pub fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
+        .map(|d| workspace_root().join(d))
+        .unwrap_or_else(|| workspace_root().join("target"))
 }
 
 /// `n` pre-generated 16-byte keys from a seeded RNG.

@@ -10,7 +10,7 @@
 //! `results/redis_scaleout.md`.
 //!
 //! ```text
-//! cargo run --release --example redis_scaleout -- [--quick] [--algos modulo,ring160,...]
+//! cargo run --release -p hashroute-bench --example redis_scaleout -- [--quick] [--algos modulo,ring160,...]
 //!     [--schedule at-once|one-by-one|both] [--servers FILE --allow-flush [--keep-config]]
 //!     [--keys N] [--requests N] [--windows N] [--budget-kb N] [--value-size N] [--seed N]
 //!     [--zipf S] [--out DIR]
@@ -37,7 +37,7 @@ mod routing;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use hashroute_analysis::cache::{CacheSim, Lru};
+use hashroute_analysis::{CacheSim, Lru};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use redis_support::RedisServer;
@@ -120,8 +120,9 @@ fn parse_args() -> Result<Config, String> {
         seed: 42,
         zipf: 0.99,
         batch: 512,
-        out: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results"),
-        command_line: std::iter::once("cargo run --release --example redis_scaleout --".to_string())
+        // The workspace root's results/ (this example lives in bench/).
+        out: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("results"),
+        command_line: std::iter::once("cargo run --release -p hashroute-bench --example redis_scaleout --".to_string())
             .chain(args.iter().cloned())
             .collect::<Vec<_>>()
             .join(" "),
@@ -243,7 +244,7 @@ pub(crate) struct Run {
     /// Mean Redis bytes per key (used_memory above the empty baseline / keys) at that point.
     pub(crate) bytes_per_key: f64,
     pub(crate) evicted: u64,
-    /// `hashroute_analysis::cache::CacheSim`'s hit rate per window for the same parameters (its
+    /// `hashroute_analysis::CacheSim`'s hit rate per window for the same parameters (its
     /// own request stream), at-once schedule only: the crate simulator's prediction.
     pub(crate) cachesim: Option<Vec<f64>>,
     pub(crate) seconds: f64,

@@ -41,7 +41,7 @@ pub struct Machine {
 }
 
 fn command_line(cmd: &str, args: &[&str]) -> Option<String> {
-    let out = std::process::Command::new(cmd).args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().ok()?;
+    let out = std::process::Command::new(cmd).args(args).current_dir(common::workspace_root()).output().ok()?;
     out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 

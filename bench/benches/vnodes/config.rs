@@ -1,8 +1,8 @@
 //! The sweep sizes of each mode. Plain `cargo bench` sits between the CI-sized quick sweep and
 //! the published full one; change the numbers here to trade run time for tighter tails.
 
-use hashroute_analysis::cache::CacheSim;
 use hashroute_analysis::sweep::{candidates, SweepConfig, NODE_COUNTS};
+use hashroute_analysis::CacheSim;
 
 use crate::report::common::Mode;
 
