@@ -29,10 +29,11 @@ const MAX_OPS: usize = 48;
 /// The balance bound of the growth scenario with equal weights.
 const GROWTH_BOUND: f64 = 1.06;
 /// The bound with weights 1 to 4. Random orders stay within 1.06 (worst 1.0587 over 1000 draws
-/// of the allocator's `growth_over_1000_draws` test), but an adversarial order can exceed it: a
+/// of the allocator study's growth figures, `cargo run --release -p hashroute-bench --example
+/// allocator_study`), but an adversarial order can exceed it: a
 /// node of weight 4 joining ten or more nodes of weight 1 needs more cuts than its cap of `2V`
-/// tokens allows (the module docs of `token_ring::allocate`; 1.06 to 1.089 measured by its
-/// `heavy_node_joining_light_ones` test). 1.10 holds that limit with a margin.
+/// tokens allows (the module docs of `token_ring::allocate`; 1.06 to 1.089 measured by the
+/// same study's heavy-node figures). 1.10 holds that limit with a margin.
 const WEIGHTED_GROWTH_BOUND: f64 = 1.10;
 
 fuzz_target!(|input: Input| {
