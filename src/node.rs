@@ -189,7 +189,8 @@ impl NodeSet {
 
     /// Parses libketama's server-file format: one node per line, `NAME [WEIGHT]` separated by
     /// whitespace; `#` starts a comment; blank lines are ignored. A leading byte-order mark
-    /// (Windows editors write one) is skipped, never made part of the first name.
+    /// (Windows editors write one) is skipped, never made part of the first name; one anywhere
+    /// else in a name is refused (a name must read back the same from a written file).
     ///
     /// # Errors
     /// [`Error::Malformed`] naming the line for a bad weight or extra fields, and the
@@ -204,6 +205,12 @@ impl NodeSet {
             }
             let mut fields = line.split_whitespace();
             let name = fields.next().unwrap_or_default();
+            if name.contains(BOM) {
+                return Err(Error::Malformed(format!(
+                    "line {}: a byte-order mark (U+FEFF) inside the name {name:?}",
+                    lineno + 1
+                )));
+            }
             let mut node = Node::new(name);
             if let Some(w) = fields.next() {
                 let weight: f64 = w
@@ -401,8 +408,11 @@ impl Visited {
 /// `text` without a leading UTF-8 byte-order mark: every file reader's first step, so that a
 /// file saved by an editor that writes one routes like the same file without it.
 pub(crate) fn strip_bom(text: &str) -> &str {
-    text.strip_prefix('\u{feff}').unwrap_or(text)
+    text.strip_prefix(BOM).unwrap_or(text)
 }
+
+/// The byte-order mark, U+FEFF: skipped at the start of a file, refused inside a name.
+pub(crate) const BOM: char = '\u{feff}';
 
 #[cfg(test)]
 mod tests {
@@ -462,5 +472,7 @@ mod tests {
         let without = NodeSet::parse("a 2\nb\n").unwrap();
         assert_eq!(with.name(NodeId::from_index(0)), "a");
         assert_eq!(with.as_slice(), without.as_slice());
+        let inside = NodeSet::parse("a\n\u{feff}b\n").unwrap_err().to_string();
+        assert!(inside.contains("line 2") && inside.contains("U+FEFF"), "{inside}");
     }
 }

@@ -184,7 +184,12 @@ pub fn check_router(r: &dyn Router, spec: &RouterSpec, keys: &[Vec<u8>], replica
     let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
     let mut batch = vec![hashroute::NodeId::from_index(u32::MAX); keys.len()];
     r.route_batch(&refs, &mut batch);
-    let hasher = spec.effective_hasher();
+    // Envoy's ring hashes requests with XXH64 seed 0 whatever hashes its entries (the spec's
+    // hasher, `MURMUR_HASH_2` or `XX_HASH`); every other router hashes keys with the spec's.
+    let hasher = match spec.algorithm {
+        hashroute::Algorithm::EnvoyRing => hashroute::KeyHasher::Xxh64 { seed: 0 },
+        _ => spec.effective_hasher(),
+    };
     for (key, &b) in keys.iter().zip(&batch) {
         let id = r.route(key);
         assert!(id.index() < n, "route out of range: {} of {n}", id.index());

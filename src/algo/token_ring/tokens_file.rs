@@ -57,6 +57,9 @@ fn parse_line(raw: &str, line: usize) -> Result<Option<Line<'_>>> {
         let n = fields.len();
         return Err(malformed(line, format!("expected NAME ZONE RACK TOKEN [WEIGHT], got {n} field{}", plural(n))));
     }
+    if fields[0].contains(crate::node::BOM) {
+        return Err(malformed(line, format!("a byte-order mark (U+FEFF) inside the name {:?}", fields[0])));
+    }
     let token = fields[3]
         .parse::<i64>()
         .map_err(|_| malformed(line, format!("token {:?} is not a signed 64-bit integer", fields[3])))?;
