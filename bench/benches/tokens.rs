@@ -1,4 +1,4 @@
-//! Token rings (issue 21): what an allocated [`TokenRing`] costs to route and to allocate.
+//! Token rings: what an allocated [`TokenRing`] costs to route and to allocate.
 //!
 //! Ids:
 //! - `tokens/<token-ring|ring>-<single|batch>/<points>`: 4096 pre-generated 16-byte keys per

@@ -118,7 +118,7 @@ impl Candidate {
             Algorithm::Maglev => LoadModel::Table(Arc::new(move |n| table_of(&from_build(n)?))),
             Algorithm::Modulo => LoadModel::Modulo,
             Algorithm::Jump | Algorithm::Memento | Algorithm::Anchor => LoadModel::Sampled { names_matter: false },
-            // The jump family (#14): node `i` is bucket `i`, so names do not matter either.
+            // The jump family: node `i` is bucket `i`, so names do not matter either.
             a if a.is_stateless_bucket_hash() || a == Algorithm::JumpBackAnchor => {
                 LoadModel::Sampled { names_matter: false }
             }
@@ -183,13 +183,13 @@ pub fn candidates() -> Vec<Candidate> {
     });
     out.push(anchor);
     out.push(named("memento", "memento", spec(Algorithm::Memento)));
-    // The constant-time jump family (#14).
+    // The constant-time jump family.
     out.push(named("jumpback", "jumpback", spec(Algorithm::JumpBack)));
     out.push(named("fliphash", "fliphash", spec(Algorithm::FlipHash)));
     out.push(named("power", "power", spec(Algorithm::Power)));
     out.push(named("binomial", "binomial", spec(Algorithm::Binomial)));
     out.push(named("jumpback-anchor", "jumpback-anchor", spec(Algorithm::JumpBackAnchor)));
-    // The proxies' own placements (issue 15): measured like every router, chosen by
+    // The proxies' own placements: measured like every router, chosen by
     // `compatible_with` ("must match nginx").
     out.push(named("nginx", "nginx", spec(Algorithm::Nginx)));
     out.push(named("haproxy", "haproxy", spec(Algorithm::Haproxy)));

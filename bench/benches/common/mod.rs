@@ -10,7 +10,7 @@
 //! | default | `cargo bench` | under 300 s after the build on 2 cores: the ids the report reads, 0.2 s warm-up, 0.6 s measurement, 20 samples |
 //! | full | `HASHROUTE_FULL=1 cargo bench` | the publication suite: every size and variant, criterion's default times |
 //!
-//! Plain `cargo bench` is how users pick an algorithm, so it has a budget (issue 22: 300 s
+//! Plain `cargo bench` is how users pick an algorithm, so it has a budget (300 s
 //! after the build on the 2-core machine, ending with the recommendation; `scripts/bench_time.sh`
 //! checks it). It measures the ids the report's tables and every ratio of the "Performance
 //! targets" table read (benches/vnodes/targets.rs, hashing.rs, tokens.rs, sections.rs); the

@@ -1,4 +1,4 @@
-//! The "Token rings: allocated tokens against random vnodes" part of the report (issue 21): how
+//! The "Token rings: allocated tokens against random vnodes" part of the report: how
 //! evenly an allocated [`TokenRing`] spreads the key space at V tokens per node, against a
 //! random-vnode [`Ring`] that hashes V points per node, and how many random vnodes match the
 //! allocator at 16. One function per output, as in the other modules: [`Study::measure`] (the
