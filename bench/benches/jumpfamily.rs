@@ -1,4 +1,4 @@
-//! The constant-time jump family (issue #14) next to jump, Memento, Anchor and the reference
+//! The constant-time jump family next to jump, Memento, Anchor and the reference
 //! crates, same run, same keys: one key at a time and batched, hash included (xxh3 of a 16-byte
 //! key; the crates get the same xxh3 hash).
 //!

@@ -1,4 +1,4 @@
-//! The hash kernels of issue #13 and JumpBack's batch kernel against their references on
+//! The hash kernels and JumpBack's batch kernel against their references on
 //! arbitrary keys: the multi-lane MD5 on every ISA path this CPU has = the scalar `md5_words` =
 //! the md-5 crate; CRC16 and the Redis key slot = the crc crate over the tag rule; Murmur3 =
 //! the murmur3 crate; `KeyHasher::hash_batch` = `hash` for every hasher; JumpBack's batch on

@@ -102,7 +102,7 @@ const RATIOS: [Ratio; 23] = [
         limit: 5.0,
         lower_is_better: false,
     },
-    // The constant-time jump family (benches/jumpfamily.rs, issue #14); hash included.
+    // The constant-time jump family (benches/jumpfamily.rs); hash included.
     Ratio {
         what: "JumpBack / Jump, single-key route, 1000 buckets",
         target: "≤ 0.333",
