@@ -28,20 +28,31 @@ fn relocate(b: u64, hash: u64) -> u64 {
 }
 
 /// `buckets >= 1` is the caller's precondition (0 returns 0).
-#[inline]
+///
+/// Split in two like FlipHash's kernel: a router's `route` inlines the first relocation, which
+/// decides unless it lands in `n..2^r`; the redraws stay out of line in
+/// [`bucket_beyond_n`], so the whole is small enough for the compiler to inline.
+#[inline(always)]
 pub(crate) fn bucket_unchecked(hash: u64, buckets: u32) -> u32 {
     if buckets < 2 {
         return 0;
     }
     let n = u64::from(buckets);
     let enclosing = n.next_power_of_two() - 1;
-    let minor = enclosing >> 1;
     // The engine masks `(int) hash`, the low 32 bits; every filter is below 2^32.
-    let low = hash & 0xFFFF_FFFF;
-    let b = relocate(low & enclosing, hash);
+    let b = relocate(hash & 0xFFFF_FFFF & enclosing, hash);
     if b < n {
         return b as u32;
     }
+    bucket_beyond_n(hash, n, enclosing)
+}
+
+/// The rest of [`bucket_unchecked`] once the first relocation landed at or past `n`: up to four
+/// redraws in the top half, else the lower power of two.
+#[inline(never)]
+#[cold]
+fn bucket_beyond_n(hash: u64, n: u64, enclosing: u64) -> u32 {
+    let minor = enclosing >> 1;
     let mut h = hash;
     for _ in 0..4 {
         h = rehash(h, enclosing);
@@ -53,7 +64,7 @@ pub(crate) fn bucket_unchecked(hash: u64, buckets: u32) -> u32 {
             return b as u32;
         }
     }
-    relocate(low & minor, hash) as u32
+    relocate(hash & 0xFFFF_FFFF & minor, hash) as u32
 }
 
 /// The BinomialHash bucket in `0..buckets` for a 64-bit key hash, as SUPSI's engine with a
@@ -89,7 +100,7 @@ impl crate::algo::bucketed::sealed::Sealed for BinomialBucket {}
 impl crate::algo::bucketed::BucketFn for BinomialBucket {
     const ALGORITHM: crate::Algorithm = crate::Algorithm::Binomial;
 
-    #[inline]
+    #[inline(always)]
     fn bucket(&self, hash: u64, n: u32) -> u32 {
         bucket_unchecked(hash, n)
     }

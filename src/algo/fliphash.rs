@@ -33,7 +33,13 @@ fn pow2(key: u64, seed: u64, h: u64, mask: u64) -> u64 {
 
 /// FlipHash with an explicit seed: `fliphash::fliphash_64` generalised to a seed (seed 0 is
 /// the crate's `fliphash_64`). `buckets >= 1` is the caller's precondition (0 returns 0).
-#[inline]
+///
+/// Split in two so that a router's `route` inlines only the draw that usually decides (the
+/// power-of-two bucket lands below `buckets` with probability > 1/2, and > 97% for
+/// `buckets` = 1,000): the loop stays out of line in [`bucket_beyond_end`]. Inlined whole, the
+/// kernel was too big for the compiler to inline into `route`, and an `AnyRouter` paid a call
+/// per key that the bare crate does not (the report's dispatch section).
+#[inline(always)]
 pub(crate) fn bucket_seeded_unchecked(key: u64, seed: u64, buckets: u32) -> u32 {
     if buckets <= 1 {
         return 0;
@@ -46,6 +52,16 @@ pub(crate) fn bucket_seeded_unchecked(key: u64, seed: u64, buckets: u32) -> u32 
     if c <= end {
         return c as u32;
     }
+    bucket_beyond_end(key, seed, h, end, r)
+}
+
+/// The rest of [`bucket_seeded_unchecked`] once the power-of-two bucket fell at or past `end`
+/// (`r` bits, `h` the first keyed hash): redraw in the top half, else fall back to the lower
+/// power of two.
+#[inline(never)]
+#[cold]
+fn bucket_beyond_end(key: u64, seed: u64, h: u64, end: u64, r: u32) -> u32 {
+    let mask = u64::MAX >> (64 - r);
     for i in 1..=64 {
         let d = keyed(key, seed, r - 1, i) & mask;
         if d <= mask >> 1 {
@@ -103,7 +119,7 @@ impl crate::algo::bucketed::sealed::Sealed for FlipHashBucket {}
 impl crate::algo::bucketed::BucketFn for FlipHashBucket {
     const ALGORITHM: crate::Algorithm = crate::Algorithm::FlipHash;
 
-    #[inline]
+    #[inline(always)]
     fn bucket(&self, hash: u64, n: u32) -> u32 {
         bucket_seeded_unchecked(hash, 0, n)
     }

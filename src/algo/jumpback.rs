@@ -57,7 +57,7 @@ impl FromStr for JumpBackGenerator {
 }
 
 /// `buckets >= 1` is the caller's precondition (0 returns 0).
-#[inline]
+#[inline(always)]
 pub(crate) fn bucket_unchecked(key: u64, buckets: u32, generator: JumpBackGenerator) -> u32 {
     match generator {
         JumpBackGenerator::SplitMix64 => generic::jumpback_bucket(key, buckets),
@@ -140,7 +140,7 @@ impl crate::algo::bucketed::sealed::Sealed for JumpBackBucket {}
 impl crate::algo::bucketed::BucketFn for JumpBackBucket {
     const ALGORITHM: crate::Algorithm = crate::Algorithm::JumpBack;
 
-    #[inline]
+    #[inline(always)]
     fn bucket(&self, hash: u64, n: u32) -> u32 {
         bucket_unchecked(hash, n, self.generator)
     }

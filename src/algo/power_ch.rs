@@ -70,7 +70,13 @@ fn g_walk(n: u64, s: u64, mut g: Pcg32) -> u64 {
 }
 
 /// `buckets >= 1` is the caller's precondition (0 returns 0).
-#[inline]
+///
+/// Split in two so that a router's `route` inlines only the first draw, which decides unless it
+/// lands in `n..m` (probability `(m - n) / m` < 1/2): the walk stays out of line in
+/// [`bucket_beyond_n`]. Inlined whole, the kernel was too big for the compiler to inline into
+/// `route`, and an `AnyRouter` paid a call per key that the bare crate does not (the report's
+/// dispatch section).
+#[inline(always)]
 pub(crate) fn bucket_unchecked(key: u64, buckets: u32) -> u32 {
     if buckets <= 1 {
         return 0;
@@ -83,7 +89,15 @@ pub(crate) fn bucket_unchecked(key: u64, buckets: u32) -> u32 {
         return r1 as u32;
     }
     // r1 >= n > 0, so f drew a generator.
-    let Some(mut g) = g else { return 0 };
+    let Some(g) = g else { return 0 };
+    bucket_beyond_n(key, n, m_minus_one, g)
+}
+
+/// The rest of [`bucket_unchecked`] once the first draw landed in `n..m`: walk the generator
+/// `g` down from `m/2 - 1`, else fall back to the lower power of two.
+#[inline(never)]
+#[cold]
+fn bucket_beyond_n(key: u64, n: u64, m_minus_one: u64, mut g: Pcg32) -> u32 {
     g.step();
     let half = m_minus_one >> 1;
     let r2 = g_walk(n, half, g);
@@ -128,7 +142,7 @@ impl crate::algo::bucketed::sealed::Sealed for PowerBucket {}
 impl crate::algo::bucketed::BucketFn for PowerBucket {
     const ALGORITHM: crate::Algorithm = crate::Algorithm::Power;
 
-    #[inline]
+    #[inline(always)]
     fn bucket(&self, hash: u64, n: u32) -> u32 {
         bucket_unchecked(hash, n)
     }

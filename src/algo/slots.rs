@@ -331,7 +331,7 @@ impl RedisSlots {
     }
 
     /// The owner of a key: [`slot_owner`](RedisSlots::slot_owner) of its [`key_slot`].
-    #[inline]
+    #[inline(always)]
     fn route_key(&self, key: &[u8]) -> NodeId {
         self.slot_owner(key_slot(key))
     }

@@ -64,7 +64,11 @@ impl RandomSequence for XorshiftL7R9 {
 /// hash4j's `r >>> (bitCount(x) << 5)` is a Java shift with the count masked to 6 bits, i.e.
 /// the high half of `r0` when `x` has odd popcount and the low half otherwise; written out here
 /// so no shift by 64 happens.
-#[inline]
+///
+/// Split in two like FlipHash's kernel: the first candidate, which decides unless it lands at
+/// or past `buckets`, is inlined into a router's `route`; the redraws stay out of line in
+/// [`jumpback_beyond`], so the whole is small enough for the compiler to inline.
+#[inline(always)]
 pub(crate) fn jumpback_with<R: RandomSequence>(rng: &mut R, buckets: u32) -> u32 {
     if buckets <= 1 {
         return 0;
@@ -72,14 +76,32 @@ pub(crate) fn jumpback_with<R: RandomSequence>(rng: &mut R, buckets: u32) -> u32
     let r0 = rng.next_u64();
     let (low, high) = (r0 as u32, (r0 >> 32) as u32);
     let mask = u32::MAX >> (buckets - 1).leading_zeros();
-    let mut x = (low ^ high) & mask;
-    while x != 0 {
+    let x = (low ^ high) & mask;
+    if x == 0 {
+        return 0;
+    }
+    let b = candidate(x, low, high);
+    if b < buckets {
+        return b;
+    }
+    jumpback_beyond(rng, buckets, x, low, high)
+}
+
+/// The candidate for the highest set bit `lo` of `x`: `lo` plus the low bits of the half of
+/// `r0` that `x`'s popcount picks.
+#[inline(always)]
+fn candidate(x: u32, low: u32, high: u32) -> u32 {
+    let lo = 1u32 << (31 - x.leading_zeros());
+    let half = if x.count_ones() & 1 == 1 { high } else { low };
+    lo + (half & (lo - 1))
+}
+
+/// The rest of [`jumpback_with`] once the first candidate (for `x`'s highest bit) fell at or
+/// past `buckets`: redraw within that bit's range, then go down `x`'s lower bits.
+#[inline(never)]
+fn jumpback_beyond<R: RandomSequence>(rng: &mut R, buckets: u32, mut x: u32, low: u32, high: u32) -> u32 {
+    loop {
         let lo = 1u32 << (31 - x.leading_zeros());
-        let half = if x.count_ones() & 1 == 1 { high } else { low };
-        let b = lo + (half & (lo - 1));
-        if b < buckets {
-            return b;
-        }
         let hi = lo.wrapping_add(lo).wrapping_sub(1);
         'draws: loop {
             let r = rng.next_u64();
@@ -94,8 +116,14 @@ pub(crate) fn jumpback_with<R: RandomSequence>(rng: &mut R, buckets: u32) -> u32
             }
         }
         x ^= lo;
+        if x == 0 {
+            return 0;
+        }
+        let b = candidate(x, low, high);
+        if b < buckets {
+            return b;
+        }
     }
-    0
 }
 
 /// JumpBackHash with the splitmix64 sequence (hash4j's default): the scalar reference.
