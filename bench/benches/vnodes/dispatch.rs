@@ -1,6 +1,7 @@
 //! A router built from a configuration against the concrete type and the bare crate: FlipHash,
-//! PowerCh and Jump at 1,000 buckets, one `route` per key (xxh3 of a 16-byte key; the crates
-//! get the same xxh3 hash), 200,000 keys. Then every algorithm at 1,000 nodes, `AnyRouter`
+//! PowerCh and Jump at 1,000 buckets, one `route` per key (xxh3 of a 16-byte key passed as a
+//! `&[u8]`, so its length is unknown to the compiler as a user's keys are; the crates get the
+//! same xxh3 hash), 200,000 keys. Then every algorithm at 1,000 nodes, `AnyRouter`
 //! against its concrete type, what the enum's dispatch costs per call.
 //!
 //! Timed here rather than by criterion so that the three sides of an algorithm run interleaved
@@ -72,7 +73,7 @@ pub(crate) struct Study {
 
 /// One pass: `route` every key into `out`, seconds per key.
 #[inline(never)]
-fn pass_router<R: Router + ?Sized>(r: &R, ks: &[[u8; 16]], out: &mut [NodeId]) -> f64 {
+fn pass_router<R: Router + ?Sized>(r: &R, ks: &[&[u8]], out: &mut [NodeId]) -> f64 {
     let start = Instant::now();
     for (o, k) in out.iter_mut().zip(ks) {
         *o = r.route(k);
@@ -83,7 +84,7 @@ fn pass_router<R: Router + ?Sized>(r: &R, ks: &[[u8; 16]], out: &mut [NodeId]) -
 
 /// One pass of a crate's hash-to-bucket function over the keys' xxh3 hashes.
 #[inline(never)]
-fn pass_fn(f: &impl Fn(u64) -> u32, ks: &[[u8; 16]], out: &mut [u32]) -> f64 {
+fn pass_fn(f: &impl Fn(u64) -> u32, ks: &[&[u8]], out: &mut [u32]) -> f64 {
     let start = Instant::now();
     for (o, k) in out.iter_mut().zip(ks) {
         *o = f(xxhash_rust::xxh3::xxh3_64(k));
@@ -108,7 +109,7 @@ fn measure_one<R: Router + Clone>(
     krate: &'static str,
     router: R,
     f: impl Fn(u64) -> u32,
-    ks: &[[u8; 16]],
+    ks: &[&[u8]],
     (best_of, reps): (usize, usize),
 ) -> Row
 where
@@ -135,7 +136,8 @@ where
 impl Study {
     pub(crate) fn measure(mode: Mode) -> Study {
         let (keys, best_of, repetitions) = sizes(mode);
-        let ks = keys16(keys, 27);
+        let owned = keys16(keys, 27);
+        let ks: Vec<&[u8]> = owned.iter().map(|k| &k[..]).collect();
         let names = || (0..BUCKETS).map(|i| format!("node-{i}"));
         let n = BUCKETS as u32;
         let reps = (best_of, repetitions);
@@ -178,7 +180,7 @@ const PASS_SECONDS: f64 = 1e-3;
 /// Every algorithm of [`hashroute::Algorithm::ALL`] at [`BUCKETS`] nodes in its default
 /// configuration (the token ring with its default tokens per node), `AnyRouter` against the
 /// concrete router inside it, interleaved like the crate table.
-fn every_algorithm(ks: &[[u8; 16]], reps: (usize, usize)) -> Vec<EveryRow> {
+fn every_algorithm(ks: &[&[u8]], reps: (usize, usize)) -> Vec<EveryRow> {
     let names = || (0..BUCKETS).map(|i| format!("node-{i}"));
     hashroute::Algorithm::ALL
         .iter()
@@ -200,7 +202,7 @@ fn every_algorithm(ks: &[[u8; 16]], reps: (usize, usize)) -> Vec<EveryRow> {
 
 /// The concrete router inside `any` against `any` itself: one arm per variant, so each side is
 /// compiled for its own type. A variant this list lacks measures as NaN (shown as "—").
-fn concrete_and_any(any: &AnyRouter, ks: &[[u8; 16]], reps: (usize, usize)) -> (f64, f64) {
+fn concrete_and_any(any: &AnyRouter, ks: &[&[u8]], reps: (usize, usize)) -> (f64, f64) {
     match any {
         AnyRouter::Modulo(r) => pair(r, any, ks, reps),
         AnyRouter::Ring(r) => pair(r, any, ks, reps),
@@ -228,7 +230,7 @@ fn concrete_and_any(any: &AnyRouter, ks: &[[u8; 16]], reps: (usize, usize)) -> (
 
 /// The concrete router and `AnyRouter`, interleaved: per repetition each its best of
 /// `best_of` passes; medians in ns per key.
-fn pair<R: Router>(r: &R, any: &AnyRouter, ks: &[[u8; 16]], (best_of, reps): (usize, usize)) -> (f64, f64) {
+fn pair<R: Router>(r: &R, any: &AnyRouter, ks: &[&[u8]], (best_of, reps): (usize, usize)) -> (f64, f64) {
     let mut ids = vec![NodeId::default(); ks.len()];
     let (mut t, mut a) = (vec![], vec![]);
     for _ in 0..reps.max(1) {
@@ -260,8 +262,8 @@ pub(crate) fn section(s: &Study) -> String {
     let mut out = String::from("\n## A configured router against the concrete type and the crate\n\n");
     let _ = writeln!(
         out,
-        "ns per key, one `route` per key at {BUCKETS} buckets (xxh3 of a 16-byte key; the crate gets the \
-same hash), {} keys; each side its best of {} passes, median of {} interleaved repetitions (one \
+        "ns per key, one `route` per key at {BUCKETS} buckets (xxh3 of a 16-byte key passed as a `&[u8]`; the \
+crate gets the same hash), {} keys; each side its best of {} passes, median of {} interleaved repetitions (one \
 process, so load that comes and goes hits the three sides alike). `AnyRouter` is what \
 `RouterSpec::build` returns for a configuration; the target is that routing through it costs at \
 most {LIMIT}× the bare crate.\n",

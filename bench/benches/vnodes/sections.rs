@@ -286,7 +286,7 @@ fn peers(dir: &Path) -> String {
 
 fn instruction_counts() -> String {
     "## Instruction counts\n\n`scripts/iai.sh` installs `iai-callgrind-runner` pinned to the library's version (0.14.x) and runs `benches/iai.rs` \
-(ring route, jump) under Valgrind's Callgrind. The crate is **iai-callgrind**; its continuation is named **gungraun**. \
+(ring route, jump, and the bucket routers' `route` on the concrete type and through `AnyRouter`) under Valgrind's Callgrind. The crate is **iai-callgrind**; its continuation is named **gungraun**. \
 Plain `cargo bench` skips it (it needs Valgrind and the runner).\n\n".to_string()
 }
 

@@ -179,12 +179,15 @@ fn allocated_worst(names: &[String], weights: &[f64], v: u32) -> f64 {
     ownership.iter().zip(weights).map(|(&o, &w)| o / (w / total)).fold(0.0, f64::max)
 }
 
-/// A random-vnode ring's worst ownership / share (a node of weight `w` gets about `V·N·w/Σw`
-/// points, so the ring has as many points as the token ring). Big rings build on the rayon pool
-/// (the points do not depend on it).
+/// A random-vnode ring's worst ownership / share, with as many points as the token ring: a
+/// ring gives a node of weight `w` `V·w` points, so the ring is built with the weights scaled
+/// to mean 1 (`w·N/Σw`, the same shares), `V·N` points in all. Big rings build on the rayon
+/// pool (the points do not depend on it).
 fn random_worst(names: &[String], weights: &[f64], v: u32) -> f64 {
+    let total: f64 = weights.iter().sum();
+    let scaled: Vec<f64> = weights.iter().map(|w| w * names.len() as f64 / total).collect();
     let ring =
-        Ring::builder().vnodes(u64::from(v)).parallel(true).node_set(node_set(names, weights)).build().expect("ring");
+        Ring::builder().vnodes(u64::from(v)).parallel(true).node_set(node_set(names, &scaled)).build().expect("ring");
     let arcs = ring.arcs().expect("a ring has exact arcs");
     worst_over_share(&arcs.owned(names.len()), weights)
 }
