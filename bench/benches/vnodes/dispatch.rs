@@ -71,6 +71,11 @@ pub(crate) struct Study {
     pub repetitions: usize,
 }
 
+/// The [`BUCKETS`] node names every router of the study is built over.
+fn names() -> impl Iterator<Item = String> {
+    (0..BUCKETS).map(|i| format!("node-{i}"))
+}
+
 /// One pass: `route` every key into `out`, seconds per key.
 #[inline(never)]
 fn pass_router<R: Router + ?Sized>(r: &R, ks: &[&[u8]], out: &mut [NodeId]) -> f64 {
@@ -138,7 +143,6 @@ impl Study {
         let (keys, best_of, repetitions) = sizes(mode);
         let owned = keys16(keys, 27);
         let ks: Vec<&[u8]> = owned.iter().map(|k| &k[..]).collect();
-        let names = || (0..BUCKETS).map(|i| format!("node-{i}"));
         let n = BUCKETS as u32;
         let reps = (best_of, repetitions);
         let power = power_consistent_hash::PowerConsistentHasher::try_new(n).expect("1000 buckets");
@@ -181,7 +185,6 @@ const PASS_SECONDS: f64 = 1e-3;
 /// configuration (the token ring with its default tokens per node), `AnyRouter` against the
 /// concrete router inside it, interleaved like the crate table.
 fn every_algorithm(ks: &[&[u8]], reps: (usize, usize)) -> Vec<EveryRow> {
-    let names = || (0..BUCKETS).map(|i| format!("node-{i}"));
     hashroute::Algorithm::ALL
         .iter()
         .map(|&algorithm| {
